@@ -1,0 +1,182 @@
+"""Shared test helpers: a scratch home and working directory, a fake server, and ways to run
+bantam.py as users do (one-shot as a subprocess, the REPL on a pseudo-terminal)."""
+import fcntl
+import json
+import os
+import pty
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import termios
+import threading
+import time
+import unittest
+
+from fake_server import FakeServer
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BANTAM = os.path.join(ROOT, 'bantam.py')
+FIXTURES = os.path.join(ROOT, 'tests', 'fixtures')
+ANSI = re.compile(r'\x1b\[[0-9;]*m')
+
+
+def wait_until(predicate, timeout=20, step=0.02):
+    """Poll predicate until it is true or the deadline passes; return its last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(step)
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open('/proc/%d/stat' % pid) as f:  # a zombie is dead too
+        return f.read().split(')')[-1].split()[0] != 'Z'
+
+
+class BantamCase(unittest.TestCase):
+    """Each test gets its own HOME and working directory, a fake server and a model.cfg."""
+
+    replies = ()
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix='bantam-test-')
+        self.home = os.path.join(self.dir, 'home')
+        self.cwd = os.path.join(self.dir, 'work')
+        os.makedirs(self.home)
+        os.makedirs(self.cwd)
+        self.server = FakeServer(self.replies)
+        self.addCleanup(self.server.close)
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.config(stream='true', color='never', timeout=10, shell_timeout=20)
+
+    def config(self, **settings):
+        """Write model.cfg in the working directory: the fake endpoint plus these settings."""
+        lines = ['# written by the tests', 'endpoint = %s' % self.server.url, 'model=fake-model']
+        lines += ['%s=%s' % item for item in settings.items()]
+        with open(os.path.join(self.cwd, 'model.cfg'), 'w') as f:
+            f.write('\n'.join(lines) + '\n')
+
+    def env(self, extra=None):
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith('BANTAM_') and k not in ('OPENAI_API_KEY', 'NO_COLOR')}
+        env.update(HOME=self.home, PYTHONIOENCODING='utf-8', LC_ALL='C.UTF-8')
+        env.update(extra or {})
+        return env
+
+    def script(self, *replies):
+        self.server.replies.extend(replies)
+
+    def prompt_file(self, text='hello', name='prompt.txt'):
+        path = os.path.join(self.cwd, name)
+        with open(path, 'w') as f:
+            f.write(text)
+        return path
+
+    def run_bantam(self, *args, prompt='hello', env=None, stdin=None, timeout=60):
+        """Run one-shot mode (a prompt file unless args are given); return the finished process."""
+        args = list(args) or [self.prompt_file(prompt)]
+        return subprocess.run([sys.executable, BANTAM] + args, cwd=self.cwd, env=self.env(env),
+                              input=stdin, capture_output=True, text=True, timeout=timeout,
+                              errors='replace')
+
+    def start_bantam(self, *args, prompt='hello', env=None):
+        """Start one-shot mode without waiting (for signals); stdout/stderr are pipes."""
+        args = list(args) or [self.prompt_file(prompt)]
+        return subprocess.Popen([sys.executable, BANTAM] + args, cwd=self.cwd, env=self.env(env),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, errors='replace')
+
+    def pty(self, *args, env=None):
+        session = PtySession([sys.executable, BANTAM] + list(args), self.cwd, self.env(env))
+        self.addCleanup(session.close)
+        return session
+
+    def sent(self, i=-1):
+        """The messages of request i, as the server received them."""
+        return self.server.requests[i]['body']['messages']
+
+    def sessions(self):
+        return os.path.join(self.home, '.bantam', 'sessions')
+
+    def read_session(self, sid):
+        with open(os.path.join(self.sessions(), sid + '.json')) as f:
+            return json.load(f)
+
+    def assert_valid_conversation(self, messages):
+        """Every tool call answered in order, no empty assistant message."""
+        for i, m in enumerate(messages):
+            if m['role'] == 'assistant':
+                self.assertTrue(m.get('content') or m.get('tool_calls'), m)
+                ids = [c['id'] for c in m.get('tool_calls') or []]
+                answers = [a.get('tool_call_id') for a in messages[i + 1:i + 1 + len(ids)]]
+                self.assertEqual(ids, answers)
+
+
+class PtySession:
+    """bantam.py on a pseudo-terminal, as its controlling terminal, with a reader thread."""
+
+    def __init__(self, argv, cwd, env):
+        self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, b'\x00\x18\x00\x50\x00\x00\x00\x00')  # 24x80
+        env = dict(env, TERM='xterm')
+
+        def controlling_tty():
+            os.setsid()
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=slave, stdout=slave,
+                                     stderr=slave, preexec_fn=controlling_tty, close_fds=True)
+        os.close(slave)
+        self.buffer, self.lock = b'', threading.Lock()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        while True:
+            try:
+                data = os.read(self.master, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            with self.lock:
+                self.buffer += data
+
+    @property
+    def text(self):
+        with self.lock:
+            return ANSI.sub('', self.buffer.decode('utf-8', 'replace')).replace('\r', '')
+
+    def expect(self, needle, timeout=20, start=0):
+        """Wait until needle appears in the output after offset start; return the offset after it."""
+        found = wait_until(lambda: self.text.find(needle, start) + 1, timeout)
+        if not found:
+            raise AssertionError('%r not seen; output so far:\n%s' % (needle, self.text[-3000:]))
+        return found - 1 + len(needle)
+
+    def count(self, needle):
+        return self.text.count(needle)
+
+    def send(self, data):
+        os.write(self.master, data.encode() if isinstance(data, str) else data)
+
+    def wait(self, timeout=20):
+        return self.proc.wait(timeout)
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+        try:
+            os.close(self.master)
+        except OSError:
+            pass
