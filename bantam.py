@@ -147,7 +147,7 @@ def events(response):
 
 def read_reply(cfg, response):
     # Read a reply as it arrives and print its words live; return (message, usage, finish).
-    r = {'text': '', 'calls': {}, 'usage': None, 'finish': None, 'mode': 'text'}
+    r = {'text': '', 'calls': {}, 'usage': None, 'finish': None, 'mode': 'text', 'think': False}
     try:
         for chunk in events(response):
             if chunk.get('error'):
@@ -165,6 +165,9 @@ def read_reply(cfg, response):
     return {k: v for k, v in reply.items() if v or k == 'content'}, r['usage'], r['finish']
 
 
+THINK = re.compile(r'(</?think>|</?thought>)')
+
+
 def read_delta(cfg, r, delta):  # show its reasoning and its text; gather its tool calls
     details = [d.get('text') or '' for d in delta.get('reasoning_details') or []]
     thought = (delta.get('reasoning_content') or delta.get('reasoning')
@@ -175,8 +178,12 @@ def read_delta(cfg, r, delta):  # show its reasoning and its text; gather its to
     for part in [{'type': 'thinking', 'thinking': [{'text': thought}]}] + parts:
         if isinstance(part, dict) and part.get('type') == 'thinking':  # Mistral's parts too
             show(cfg, r, 'reasoning', ''.join(t.get('text') or '' for t in part['thinking']))
-        elif isinstance(part, (str, dict)):
-            show(cfg, r, 'text', part.get('text') if isinstance(part, dict) else part)
+        text = part.get('text') if isinstance(part, dict) else part
+        for piece in THINK.split(text) if isinstance(text, str) else []:
+            if THINK.match(piece):  # inline <think> markup is reasoning too
+                r['think'] = piece[1] != '/'
+            elif not (r['think'] and thought):  # unless it copies the reasoning (MiniMax)
+                show(cfg, r, 'reasoning' if r['think'] else 'text', piece)
     for fragment in delta.get('tool_calls') or []:
         add_fragment(r['calls'], fragment)
 
@@ -397,6 +404,9 @@ def repl(cfg, messages):  # read and run prompts; autosave whenever the conversa
     while True:
         line = None
         try:
+            if json.dumps(messages) != saved:  # after every turn, whatever its end
+                saved = json.dumps(messages)
+                save_session(messages, 'autosave', '(autosave)')
             line = input('> ').strip()
             if line.startswith('!'):
                 subprocess.call(line[1:], shell=True, executable=SHELL)
@@ -404,15 +414,12 @@ def repl(cfg, messages):  # read and run prompts; autosave whenever the conversa
                 COMMANDS.get(line.split()[0], cmd_help)(cfg, messages, line.partition(' ')[2])
             elif line:
                 turn(cfg, messages, line)
-            if json.dumps(messages) != saved:
-                saved = json.dumps(messages)
-                save_session(messages, 'autosave', '(autosave)')
         except EOFError:
             break
         except KeyboardInterrupt:  # at the prompt: a fresh line, as in bash
             say(cfg, '' if line is None else '[interrupted]', 'error')
-        except Fail as e:
-            say(cfg, e, 'error')
+        except Exception as e:  # no traceback ever: one line, and the REPL goes on
+            say(cfg, e if isinstance(e, Fail) else repr(e), 'error')
     with contextlib.suppress(NameError, OSError):
         readline.write_history_file(HISTORY)
 
@@ -433,8 +440,8 @@ def main(argv):
         stdin = argv[1] == '-'
         turn(cfg, messages, sys.stdin.read() if stdin else read_text(argv[1]))
         return 0
-    except Fail as e:
-        print('bantam: %s' % e, file=sys.stderr)
+    except Exception as e:  # no traceback ever: one line
+        print('bantam: %s' % (e if isinstance(e, Fail) else repr(e)), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print('\nbantam: interrupted', file=sys.stderr)

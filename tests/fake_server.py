@@ -162,7 +162,7 @@ class FakeServer:
         self.httpd = ThreadingHTTPServer(('127.0.0.1', port), Handler)
         self.httpd.daemon_threads = True
         self.httpd.fake = self
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
 
     @property

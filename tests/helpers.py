@@ -88,6 +88,16 @@ class BantamCase(unittest.TestCase):
                               input=stdin, capture_output=True, text=True, timeout=timeout,
                               errors='replace')
 
+    def run_repl(self, *lines, env=None, timeout=60):
+        """Run the REPL with its input from a pipe (no terminal): one line per prompt."""
+        return subprocess.run([sys.executable, BANTAM], cwd=self.cwd, env=self.env(env),
+                              input=''.join(line + '\n' for line in lines), capture_output=True,
+                              text=True, timeout=timeout, errors='replace')
+
+    def autosaved(self):
+        path = os.path.join(self.sessions(), 'autosave.json')
+        return self.read_session('autosave')['messages'] if os.path.exists(path) else []
+
     def start_bantam(self, *args, prompt='hello', env=None):
         """Start one-shot mode without waiting (for signals); stdout/stderr are pipes."""
         args = list(args) or [self.prompt_file(prompt)]

@@ -1,0 +1,210 @@
+"""The REPL on a pseudo-terminal: line editing, commands, sessions, Ctrl+C and Ctrl+D."""
+import json
+import os
+import stat
+import threading
+
+from helpers import BantamCase, alive, wait_until
+
+
+def read(path):
+    if not os.path.exists(path):
+        return ''
+    with open(path) as f:
+        return f.read()
+
+
+class Repl(BantamCase):
+    def start(self, **env):
+        session = self.pty(env=env)
+        session.expect('> ')
+        return session
+
+    def ask(self, session, line, wait_for):
+        start = len(session.text)
+        session.send(line + '\r')
+        return session.expect(wait_for, start=start)
+
+    def test_a_prompt_then_quit_and_history(self):
+        self.script({'text': 'Hi from the model'})
+        s = self.start()
+        self.ask(s, 'hello model', 'Hi from the model')
+        s.expect('> ', start=s.text.index('Hi from the model'))
+        s.send('/quit\r')
+        self.assertEqual(s.wait(), 0)
+        with open(os.path.join(self.home, '.bantam_history')) as f:
+            self.assertIn('hello model', f.read())
+
+    def test_ctrl_j_inserts_a_newline_and_enter_sends_all(self):
+        self.script({'text': 'got both lines'})
+        s = self.start()
+        s.send('first line\nsecond line\r')
+        s.expect('got both lines')
+        self.assertEqual(self.sent()[-1], {'role': 'user', 'content': 'first line\nsecond line'})
+
+    def test_ctrl_d_quits_and_autosaves(self):
+        self.script({'text': 'one'})
+        s = self.start()
+        self.ask(s, 'remember me', 'one')
+        s.send('\x04')
+        self.assertEqual(s.wait(), 0)
+        saved = self.read_session('autosave')
+        self.assertEqual([m['role'] for m in saved['messages']], ['system', 'user', 'assistant'])
+        mode = stat.S_IMODE(os.stat(os.path.join(self.sessions(), 'autosave.json')).st_mode)
+        self.assertEqual(mode, 0o600)
+        self.assertEqual([n for n in os.listdir(self.sessions()) if 'tmp' in n], [])
+
+    def test_quitting_at_once_keeps_the_previous_autosave(self):
+        self.script({'text': 'one'})
+        s = self.start()
+        self.ask(s, 'keep this', 'one')
+        s.send('/quit\r')
+        s.wait()
+        s = self.start()
+        s.send('/quit\r')
+        s.wait()
+        self.assertEqual(len(self.read_session('autosave')['messages']), 3)
+
+    def test_save_list_load_by_prefix(self):
+        self.script({'text': 'first answer'}, {'text': 'A chat about tests.'})
+        s = self.start()
+        self.ask(s, 'first question', 'first answer')
+        end = self.ask(s, '/save', 'saved session ')
+        sid = s.text[end:end + 15]
+        self.assertRegex(sid, r'^\d{8}-\d{6}$')
+        self.assertEqual(self.read_session(sid)['summary'], 'A chat about tests.')
+        self.assertEqual(len(self.read_session(sid)['messages']), 3)
+        self.ask(s, '/list', 'A chat about tests.')
+        self.assertIn('3 messages', s.text)
+        self.ask(s, '/clear', '> ')
+        wait_until(lambda: len(self.read_session('autosave')['messages']) == 1, 5)
+        self.ask(s, '/load ' + sid[:11], '> ')
+        self.script({'text': 'continued'})
+        self.ask(s, 'go on', 'continued')
+        self.assertEqual([m['role'] for m in self.sent()],
+                         ['system', 'user', 'assistant', 'user'])
+        self.assertEqual(self.sent()[1]['content'], 'first question')
+
+    def test_load_missing_ambiguous_or_corrupt_keeps_the_conversation(self):
+        os.makedirs(self.sessions())
+        for sid, text in (('20260101-000000', '{"messages": [{"role": "user"'),
+                          ('20260101-000001', '{}'), ('20270101-000000', '{}')):
+            with open(os.path.join(self.sessions(), sid + '.json'), 'w') as f:
+                f.write(text)
+        self.script({'text': 'kept'})
+        s = self.start()
+        self.ask(s, 'before', 'kept')
+        self.ask(s, '/load nothing-like-this', '0 sessions match')
+        self.ask(s, '/load 2026', '2 sessions match')
+        self.ask(s, '/load 20260101-000000', 'unreadable')
+        self.ask(s, '/load 2027', 'unreadable')
+        self.script({'text': 'still here'})
+        self.ask(s, 'after', 'still here')
+        self.assertEqual([m['content'] for m in self.sent() if m['role'] == 'user'],
+                         ['before', 'after'])
+
+    def test_compact_keeps_system_and_a_summary(self):
+        self.script({'text': 'a long answer'}, {'text': 'We talked about X.'})
+        s = self.start()
+        self.ask(s, 'tell me about X', 'a long answer')
+        self.ask(s, '/compact', 'We talked about X.')
+        self.script({'text': 'next'})
+        self.ask(s, 'and then?', 'next')
+        messages = self.sent()
+        self.assertEqual([m['role'] for m in messages], ['system', 'user', 'user'])
+        self.assertIn('We talked about X.', messages[1]['content'])
+        self.assertNotIn('tools', self.server.requests[1]['body'])
+
+    def test_help_and_unknown_commands(self):
+        s = self.start()
+        self.ask(s, '/help', '/compact')
+        for name in ('/save', '/list', '/load', '/clear', '/quit', '!command'):
+            self.assertIn(name, s.text)
+        start = len(s.text)
+        self.ask(s, '/nonsense', '/compact')
+        self.assertIn('/save', s.text[start:])
+        self.assertEqual(self.server.requests, [])
+
+    def test_ctrl_c_at_the_prompt_discards_the_line(self):
+        s = self.start()
+        s.send('half typed')
+        s.expect('half typed')
+        start = len(s.text)
+        s.send('\x03')
+        s.expect('> ', start=start)
+        self.script({'text': 'clean'})
+        self.ask(s, 'fresh', 'clean')
+        self.assertEqual(self.sent()[-1]['content'], 'fresh')
+
+    def test_ctrl_c_during_a_request_ends_the_turn_only(self):
+        hold = threading.Event()
+        self.addCleanup(hold.set)
+        self.script({'text': 'never seen', 'hold': hold})
+        s = self.start()
+        s.send('slow question\r')
+        self.assertTrue(wait_until(lambda: self.server.requests))
+        s.send('\x03')
+        s.expect('[interrupted]')
+        s.expect('> ', start=s.text.index('[interrupted]'))
+        self.script({'text': 'fast answer'})
+        self.ask(s, 'next question', 'fast answer')
+        self.assertEqual([m['role'] for m in self.sent()], ['system', 'user', 'user'])
+
+    def test_ctrl_c_during_a_stream(self):
+        self.script({'pieces': ['partial ', 'rest'], 'stall': 30, 'after': 2})
+        s = self.start()
+        self.ask(s, 'stream it', 'partial')
+        s.send('\x03')
+        s.expect('[interrupted]')
+        self.script({'text': 'ok'})
+        self.ask(s, 'again', 'ok')
+        self.assertEqual([m['role'] for m in self.sent()], ['system', 'user', 'user'])
+
+    def test_ctrl_c_during_a_shell_command_kills_its_group(self):
+        pidfile = os.path.join(self.cwd, 'pids')
+        command = 'sleep 60 & echo $! > %s; echo $$ >> %s; sleep 60' % (pidfile, pidfile)
+        self.script({'calls': [('shell_exec', {'command': command}, 'c1'),
+                               ('shell_exec', {'command': 'echo second'}, 'c2')]})
+        s = self.start()
+        self.ask(s, 'run it', '[tool call: shell_exec')
+        self.assertTrue(wait_until(lambda: len(read(pidfile).split()) == 2))
+        pids = [int(p) for p in read(pidfile).split()]
+        s.send('\x03')
+        s.expect('[interrupted]')
+        for pid in pids:
+            self.assertTrue(wait_until(lambda: not alive(pid), 5), pid)
+        self.script({'text': 'after the interruption'})
+        self.ask(s, 'what happened?', 'after the interruption')
+        messages = self.sent()
+        self.assert_valid_conversation(messages)
+        self.assertEqual([m['role'] for m in messages[2:]], ['assistant', 'tool', 'tool', 'user'])
+        self.assertTrue(all('interrupted' in m['content'] for m in messages[3:5]))
+        s.send('\x04')
+        s.wait()
+        self.assert_valid_conversation(self.read_session('autosave')['messages'])
+
+    def test_bang_runs_a_command_outside_the_conversation(self):
+        s = self.start()
+        self.ask(s, '!echo bang-$((40+2))', 'bang-42')
+        s.send('/quit\r')
+        s.wait()
+        self.assertEqual(self.server.requests, [])
+        self.assertFalse(os.path.exists(os.path.join(self.sessions(), 'autosave.json')))
+
+    def test_errors_keep_the_repl_usable(self):
+        self.script({'status': 400, 'json': {'error': {'message': 'bad request here'}}},
+                    {'text': 'recovered'})
+        s = self.start()
+        self.ask(s, 'one', 'bad request here')
+        self.ask(s, 'two', 'recovered')
+        self.assertNotIn('Traceback', s.text)
+
+    def test_colours_on_a_terminal_with_auto(self):
+        self.config(color='auto')
+        self.script({'calls': [('shell_exec', {'command': 'echo hi'})]}, {'text': 'done'})
+        s = self.start()
+        self.ask(s, 'go', 'done')
+        with s.lock:
+            raw = s.buffer.decode()
+        self.assertIn('\x1b[33m[tool call:', raw)
+        self.assertNotIn('\x1b', json.dumps(self.server.bodies()))
