@@ -270,6 +270,7 @@ def run_tool(cfg, call, tools):  # check a call, trace it, run it; return the re
     say(cfg, '[tool call: %s(%s)]' % (name, raw), 'call')
     param, tool, _ = TOOLS[name] if name in tools else ('', None, '')
     arg = parse_json(raw).get(param)
+    arg = clean(cfg, arg) if isinstance(arg, str) else arg  # escaped characters too
     why = 'no %s argument as a JSON string' % param if tool else 'there is no tool %r' % name
     result = tool(cfg, arg) if isinstance(arg, str) else 'error: %s; the tools are %s' % (
         why, ', '.join('%s({"%s": "..."})' % (t, TOOLS[t][0]) for t in tools))
