@@ -48,7 +48,8 @@ def tool_calls(spec):
 def stream_events(spec, include_usage):
     """The SSE events of a reply spec, as bytes, [DONE] included."""
     events = [sse(chunk({'role': 'assistant', 'content': None}))]
-    for piece in spec.get('reasoning_pieces') or ([spec['reasoning']] if spec.get('reasoning') else []):
+    reasoning = [spec['reasoning']] if spec.get('reasoning') else []
+    for piece in spec.get('reasoning_pieces') or reasoning:
         events.append(sse(chunk({'reasoning_content': piece})))
     text = spec.get('text', '')
     pieces = spec.get('pieces') or ([text[i:i + 7] for i in range(0, len(text), 7)] if text else [])
@@ -60,7 +61,8 @@ def stream_events(spec, include_usage):
                                                   'function': {'name': call['function']['name'],
                                                                'arguments': ''}}]})))
         for part in (args[:half], args[half:]):
-            events.append(sse(chunk({'tool_calls': [{'index': i, 'function': {'arguments': part}}]})))
+            fragment = {'index': i, 'function': {'arguments': part}}
+            events.append(sse(chunk({'tool_calls': [fragment]})))
     finish = spec.get('finish') or ('tool_calls' if spec.get('calls') else 'stop')
     events.append(sse(chunk({}, finish)))
     if include_usage and spec.get('usage'):

@@ -167,7 +167,7 @@ class PtySession:
             return ANSI.sub('', self.buffer.decode('utf-8', 'replace')).replace('\r', '')
 
     def expect(self, needle, timeout=20, start=0):
-        """Wait until needle appears in the output after offset start; return the offset after it."""
+        """Wait for needle in the output after offset start; return the offset after it."""
         found = wait_until(lambda: self.text.find(needle, start) + 1, timeout)
         if not found:
             raise AssertionError('%r not seen; output so far:\n%s' % (needle, self.text[-3000:]))

@@ -58,23 +58,20 @@ class Replay(BantamCase):
             self.assertIn('OK', out)
             return
         choice = expected['choices'][0]
-        content = (choice.get('content') or '').replace('<<absent>>', '') + (choice.get('refusal') or '')
+        content = (choice.get('content') or '').replace('<<absent>>', '')
+        content += choice.get('refusal') or ''
         reasoning = choice.get('reasoning') or ''
-        split = expected.get('derived_after_think_split') or expected.get('derived_after_thought_split')
-        if split:  # inline <think> or <thought> markup is shown as reasoning
-            reasoning = reasoning or split['reasoning']
-            content = split['answer']
-        words = '--- reasoning start ---\n%s\n--- reasoning end ---\n' % reasoning if reasoning else ''
+        # Inline <think>/<thought> markup stays content (splitting it out is optional). MiniMax
+        # sends its reasoning twice, in "reasoning" and in content, interleaved chunk by chunk.
+        words = ''
+        if reasoning:
+            words = '--- reasoning start ---\n%s\n--- reasoning end ---\n' % reasoning
         words += content + ('\n' if content[-1:] not in ('', '\n') else '')
-        if split:  # one reasoning block, then the answer
-            self.assertIn(content.strip(), out)
-            self.assertEqual(out.count('--- reasoning start ---'), 1)
-        else:
-            self.assertTrue(out.startswith('> ' + words), out[:3000])
+        interleaved = reasoning and '<think>' in content
+        self.assertTrue(interleaved or out.startswith('> ' + words), out[:3000])
         reply = messages[2]
         self.assertEqual(reply['role'], 'assistant')
-        self.assertEqual(reply['content'].strip() if split else reply['content'],
-                         content.strip() if split else content)
+        self.assertEqual(reply['content'], content)
         calls = reply.get('tool_calls') or []
         self.assertEqual([(c['function']['name'], c['function']['arguments']) for c in calls],
                          [(c['name'], c['arguments']) for c in choice.get('tool_calls') or []])
@@ -154,8 +151,8 @@ class ErrorPolicy(BantamCase):
         proc.send_signal(signal.SIGINT)
 
     def test_context_length_error_suggests_compact(self):
-        for name in ('openai-error-400-context-length-exceeded', 'deepseek-error-400-context-length',
-                     'llamacpp-error-400-exceed-context'):
+        for name in ('openai-error-400-context-length-exceeded',
+                     'deepseek-error-400-context-length', 'llamacpp-error-400-exceed-context'):
             self.server.requests.clear()
             with open(os.path.join(FIXTURES, name + '.json'), 'rb') as f:
                 self.script({'raw': f.read(), 'code': 400, 'type': 'application/json'})
@@ -205,35 +202,12 @@ class ErrorPolicy(BantamCase):
         self.assert_valid_conversation(messages)
 
 
-class Usage(BantamCase):
-    usage = {'prompt_tokens': 1200, 'completion_tokens': 34,
-             'prompt_tokens_details': {'cached_tokens': 1000}}
-
-    def test_streaming_asks_for_usage_and_prints_one_line(self):
-        self.config(context_window=32000)
-        self.script({'text': 'hi', 'usage': self.usage})
-        proc = self.run_bantam()
-        self.assertEqual(self.server.requests[0]['body']['stream_options'], {'include_usage': True})
-        self.assertIn('[1200 prompt tokens (1000 cached, 200 uncached) + 34 completion | '
-                      'context 3.8% of 32000]', proc.stderr)
-        self.assertEqual(proc.stdout, 'hi\n')
-
-    def test_without_cached_tokens_or_window(self):
-        self.config(stream='false')
+class NoUsageRequest(BantamCase):
+    def test_no_stream_options_are_sent_and_usage_chunks_are_harmless(self):
         self.script({'text': 'hi', 'usage': {'prompt_tokens': 10, 'completion_tokens': 2}})
         proc = self.run_bantam()
         self.assertNotIn('stream_options', self.server.requests[0]['body'])
-        self.assertIn('[10 prompt tokens + 2 completion]', proc.stderr)
-
-    def test_a_server_rejecting_stream_options_still_works(self):
-        self.script({'status': 400, 'json': {'error': {
-            'message': "Unrecognized request argument supplied: stream_options"}}},
-            {'calls': [('shell_exec', {'command': 'true'})]}, {'text': 'worked'})
-        proc = self.run_bantam()
-        self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertIn('worked', proc.stdout)
-        self.assertEqual(['stream_options' in b for b in self.server.bodies()],
-                         [True, False, False])
+        self.assertEqual((proc.returncode, proc.stdout), (0, 'hi\n'))
 
 
 class Overrides(BantamCase):
