@@ -292,8 +292,11 @@ def load_session(prefix):  # by its exact id or a unique prefix of it
     return loaded
 
 
-def summarize(cfg, messages, ask):
-    return chat(cfg, messages + [{'role': 'user', 'content': ask}], [])[0]['content'].strip()
+def summarize(cfg, messages, ask):  # refuses an empty summary: it must never replace anything
+    summary = chat(cfg, messages + [{'role': 'user', 'content': ask}], [])[0]['content'].strip()
+    if not summary:
+        raise Fail('the model gave no summary; nothing was changed')
+    return summary
 
 
 # ---------------------------------------------------------------- REPL
@@ -307,10 +310,10 @@ def command(cfg, messages, word, arg):  # a REPL command; an unknown one shows t
         save_session(messages, sid, summarize(cfg, messages, 'Summarize our talk in one line.'))
         say(cfg, 'saved session %s' % sid)
     elif word == '/list':
-        for sid, path in sessions().items():
-            data = parse_json(read_text(path))
-            say(cfg, '%s  %s  %3d messages  %s' % (sid, data.get('time'), len(
-                data.get('messages') or []), data.get('summary', '(unreadable)')))
+        found = [(sid, parse_json(read_text(path))) for sid, path in sessions().items()]
+        say(cfg, '\n'.join('%s  %s  %3d messages  %s' % (sid, s.get('time'), len(s.get(
+            'messages') or []), s.get('summary', '(unreadable)')) for sid, s in found)
+            or 'no saved sessions')
     elif word == '/load':
         messages[:] = load_session(arg)
     elif word == '/compact':

@@ -115,6 +115,19 @@ class Repl(BantamCase):
         self.assertIn('We talked about X.', messages[1]['content'])
         self.assertNotIn('tools', self.server.requests[1]['body'])
 
+    def test_an_empty_summary_does_not_compact_away_the_conversation(self):
+        self.script({'text': 'an answer'}, {'text': ''})
+        s = self.start()
+        self.ask(s, 'question', 'an answer')
+        self.ask(s, '/compact', 'no summary')
+        self.script({'text': 'still here'})
+        self.ask(s, 'next', 'still here')
+        self.assertEqual([m['role'] for m in self.sent()], ['system', 'user', 'assistant', 'user'])
+
+    def test_list_without_sessions(self):
+        s = self.start()
+        self.ask(s, '/list', 'no saved sessions')
+
     def test_help_and_unknown_commands(self):
         s = self.start()
         self.ask(s, '/help', '/compact')
