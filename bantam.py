@@ -55,13 +55,16 @@ def load_config():
 def say(cfg, text, style='', out=sys.stderr, end='\n'):  # the model's words go to stdout
     if style and (cfg['color'] == 'always' or cfg['color'] == 'auto' and out.isatty()):
         text = '\033[%sm%s\033[0m' % (STYLES[style], text)
-    print(text, end=end, file=out, flush=True)
+    out.write('%s%s' % (text, end))
+    out.flush()
 
 
 def parse_json(text):  # a JSON object, or {} for anything else
-    with contextlib.suppress(ValueError, TypeError):
-        return dict(json.loads(text))
-    return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 # ---------------------------------------------------------------- chat client
@@ -109,9 +112,8 @@ def explain(cfg, status, error):  # the status, the server's own message, and a 
 def events(response):
     # The JSON object of each "data:" line of a server-sent event stream, up to [DONE];
     # a plain JSON body is read as a one-line stream (JSON keeps no raw newline in a string).
-    lines = response
-    if 'json' in response.headers.get('Content-Type', ''):
-        lines = [b'data: ' + b' '.join(response.read().splitlines()), b'data: [DONE]']
+    lines = [b'data: ' + b' '.join(response.read().splitlines()), b'data: [DONE]'] if 'json' in \
+        response.headers.get('Content-Type', '') else response
     for line in lines:
         field, _, value = line.decode('utf-8', 'replace').partition(':')
         if field == 'data' and value.strip() == '[DONE]':
@@ -123,7 +125,7 @@ def events(response):
 
 def read_reply(cfg, response):
     # Read a reply as it arrives and print its words live; return (message, finish).
-    r = {'text': '', 'calls': {}, 'finish': None, 'mode': 'text'}
+    r = {'text': [], 'reasoning': [], 'calls': {}, 'finish': None, 'mode': 'text'}
     try:
         for chunk in events(response):
             if chunk.get('error'):
@@ -132,22 +134,24 @@ def read_reply(cfg, response):
                 r['finish'] = r['finish'] or choice.get('finish_reason')
                 read_delta(cfg, r, choice.get('delta') or choice.get('message') or {})
     finally:  # end the reasoning block, or the last line
-        if r['mode'] == 'reasoning' or r['text'][-1:] not in ('', '\n'):
+        if r['mode'] == 'reasoning' or r['text'] and not r['text'][-1].endswith('\n'):
             say(cfg, '\n--- reasoning end ---' * (r['mode'] == 'reasoning'), 'marker', sys.stdout)
     if not r['finish']:
         raise ConnectionError('the reply stream ended early')
-    reply = {'role': 'assistant', 'content': r['text'], 'tool_calls': list(r['calls'].values())}
-    return {k: v for k, v in reply.items() if v or k == 'content'}, r['finish']
+    reply = {'role': 'assistant', 'content': ''.join(r['text'])}
+    calls = list(r['calls'].values())
+    return (dict(reply, tool_calls=calls) if calls else reply), r['finish']
 
 
 def read_delta(cfg, r, delta):  # show its reasoning and its text; gather its tool calls
-    thought = [delta.get(k) for k in ('reasoning_content', 'reasoning', 'reasoning_text')]
-    thought = next((t for t in thought if t and isinstance(t, str)), None)
-    thinking = [{'text': thought}] if thought else delta.get('reasoning_details')
+    thought = (delta.get('reasoning_content') or delta.get('reasoning')
+               or delta.get('reasoning_text'))
+    if thought or delta.get('reasoning_details'):
+        show(cfg, r, 'reasoning', thought if isinstance(thought, str) else ''.join(
+            d.get('text') or '' for d in delta.get('reasoning_details') or []))
     content = delta.get('content')
-    parts = content if isinstance(content, list) else [content, delta.get('refusal')]
-    for part in [{'type': 'thinking', 'thinking': thinking or []}] + parts:
-        if isinstance(part, dict) and part.get('type') == 'thinking':  # Mistral's parts too
+    for part in content if isinstance(content, list) else (content, delta.get('refusal')):
+        if isinstance(part, dict) and part.get('type') == 'thinking':  # Mistral
             show(cfg, r, 'reasoning', ''.join(t.get('text') or '' for t in part['thinking']))
         text = part.get('text') if isinstance(part, dict) else part
         show(cfg, r, 'text', text if isinstance(text, str) else '')
@@ -160,7 +164,8 @@ def show(cfg, r, mode, piece):  # print a piece of the reply, with markers aroun
     if mode != r['mode']:
         say(cfg, '--- reasoning start ---' if mode == 'reasoning' else '\n--- reasoning end ---',
             'marker', sys.stdout)
-    r['mode'], r['text'] = mode, r['text'] + (piece if mode == 'text' else '')
+    r['mode'] = mode
+    r[mode].append(piece)
     say(cfg, piece, 'think' if mode == 'reasoning' else '', sys.stdout, '')
 
 
@@ -214,7 +219,7 @@ def run_subagent(cfg, prompt):  # a fresh child conversation through the same lo
 
 
 TOOLS = {'shell_exec': ('command', shell_exec, 'Run a bash command; returns output and exit code.'),
-         'run_subagent': ('prompt', run_subagent, 'Delegate one big task to a child agent.')}
+         'run_subagent': ('prompt', run_subagent, 'Only for a big multi-step task: a child agent.')}
 
 
 SCHEMAS = {name: {'type': 'function', 'function': {'name': name, 'description': about,
@@ -229,7 +234,7 @@ def run_tool(cfg, call, tools):  # check a call, trace it, run it; return the re
     arg = parse_json(raw).get(param)
     why = 'no %s argument as a JSON string' % param if tool else 'there is no tool %r' % name
     usage = ', '.join('%s({"%s": "..."})' % (t, TOOLS[t][0]) for t in tools)
-    ok = isinstance(arg, str)
+    ok = tool and isinstance(arg, str)
     result = tool(cfg, clean(cfg, arg)) if ok else 'error: %s; use %s' % (why, usage)
     say(cfg, '[tool result: %s]' % name, 'result')
     say(cfg, result, 'body' if ok else 'error')
@@ -271,8 +276,7 @@ def save_session(messages, sid, summary):
     path = os.path.join(SESSIONS, sid + '.json')
     os.makedirs(SESSIONS, 0o700, exist_ok=True)
     with open(os.open(path + '.tmp', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 'w') as f:
-        json.dump({'id': sid, 'time': time.strftime('%Y-%m-%d %H:%M:%S'), 'summary': summary,
-                   'messages': messages}, f)
+        json.dump({'time': time.strftime('%F %T'), 'summary': summary, 'messages': messages}, f)
     os.replace(path + '.tmp', path)
 
 
@@ -359,9 +363,9 @@ def repl(cfg, messages):  # read and run prompts; autosave whenever the conversa
 def main(argv):
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `bantam.py p.txt | head` ends quietly
     if argv[1:2] in (['-h'], ['--help']):
-        keys = ''.join('\n  %-18s %s' % (key, json.dumps(value)) for key, value in DEFAULTS.items())
         print('usage: bantam.py [prompt.txt | -]   (no argument: the REPL)\nSettings in model.cfg '
-              '(or BANTAM_<KEY>) with their defaults:%s\n%s' % (keys, HELP))
+              '(or BANTAM_<KEY>) with their defaults:' + ''.join('\n  %-18s %s' % (key, json.dumps(
+                  value)) for key, value in DEFAULTS.items()) + '\n' + HELP)
         return 0
     try:
         cfg = load_config()
