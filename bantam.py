@@ -27,8 +27,7 @@ def read_text(path):
 
 
 def find(name):  # a file in the current directory, else beside the script
-    paths = [os.path.join(folder, name) for folder in (os.getcwd(), HERE)]
-    return next((path for path in paths if os.path.isfile(path)), None)
+    return next(filter(os.path.isfile, [os.path.join(d, name) for d in (os.getcwd(), HERE)]), None)
 
 
 def load_config():
@@ -249,8 +248,10 @@ REPEATED = '\n\nNote: you made this exact call just before. Answer now, or try s
 def agent_loop(cfg, messages, tools):
     # Ask the model, run the tools it calls, and ask again, until it calls none.
     for _ in range(cfg['max_al_iterations']):
+        seen = [c['function'] for m in messages for c in m.get('tool_calls') or []]
+        stuck = len(seen) > 2 and seen[-1] == seen[-2] == seen[-3]  # then it must answer in words
         say(cfg, '...requesting...', 'status')
-        reply, finish = chat(cfg, messages, tools)
+        reply, finish = chat(cfg, messages, [] if stuck else tools)
         calls = reply.get('tool_calls')
         if finish == 'length':
             say(cfg, '[the reply was cut off by the token limit]', 'error')
@@ -258,7 +259,7 @@ def agent_loop(cfg, messages, tools):
         if not calls: return
         answers = [{'role': 'tool', 'tool_call_id': c['id'], 'content': INTERRUPTED} for c in calls]
         messages += answers  # answered in advance: an interruption leaves a valid conversation
-        seen = [c['function'] for m in messages for c in m.get('tool_calls') or []]
+        seen += [c['function'] for c in calls]
         for k, call, answer in zip(range(len(seen) - len(calls), len(seen)), calls, answers):
             note = REPEATED if k and seen[k] == seen[k - 1] else ''
             answer['content'] = run_tool(cfg, call, tools) + note
@@ -304,8 +305,7 @@ def summarize(cfg, messages, ask):  # refuses an empty summary: it must never re
 
 
 # ---------------------------------------------------------------- REPL
-HELP = ('Commands: /save /list /load <id or prefix> /compact /clear /help /quit (or Ctrl+D).\n'
-        'Ctrl+J adds a line, Enter sends, Ctrl+C stops a turn.')
+HELP = '/save /list /load <id or prefix> /compact /clear /help /quit; Ctrl+J adds a line'
 
 
 def command(cfg, messages, word, arg):  # a REPL command; an unknown one shows the help

@@ -166,6 +166,15 @@ class SmallModels(BantamCase):
         self.assertIn('prompt.txt\n', results[1])
         self.assertNotIn('exact call just before', results[2])
 
+    def test_three_identical_calls_in_a_row_make_it_answer_without_tools(self):
+        call = ('shell_exec', {'command': 'ls'})
+        self.script({'calls': [call]}, {'calls': [call]}, {'calls': [call]}, {'text': 'done'})
+        proc = self.run_bantam()
+        self.assertEqual(proc.returncode, 0)
+        self.assertEqual(['tools' in r['body'] for r in self.server.requests],
+                         [True, True, True, False])
+        self.assertEqual(proc.stdout, 'done\n')
+
     def test_repeats_within_one_reply_are_flagged_too(self):
         call = ('shell_exec', {'command': 'true'})
         self.script({'calls': [call, call + ('second',)]}, {'text': 'done'})
