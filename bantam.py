@@ -124,7 +124,7 @@ def events(response):
 
 def read_reply(cfg, response):
     # Read a reply as it arrives and print its words live; return (message, finish).
-    r = {'text': [], 'reasoning': [], 'calls': {}, 'finish': None, 'mode': 'text'}
+    r = {'text': [], 'calls': {}, 'finish': None, 'mode': 'text'}
     try:
         for chunk in events(response):
             if chunk.get('error'):
@@ -134,7 +134,7 @@ def read_reply(cfg, response):
                 read_delta(cfg, r, choice.get('delta') or choice.get('message') or {})
     finally:  # end the reasoning block, or the last line
         if r['mode'] == 'reasoning' or r['text'] and not r['text'][-1].endswith('\n'):
-            say(cfg, '\n--- reasoning end ---' * (r['mode'] == 'reasoning'), 'marker', sys.stdout)
+            say(cfg, '\n--- reasoning end ---' if r['mode'] == 'reasoning' else '', out=sys.stdout)
     if not r['finish']:
         raise ConnectionError('the reply stream ended early')
     reply = {'role': 'assistant', 'content': ''.join(r['text'])}
@@ -164,7 +164,7 @@ def show(cfg, r, mode, piece):  # print a piece of the reply, with markers aroun
         say(cfg, '--- reasoning start ---' if mode == 'reasoning' else '\n--- reasoning end ---',
             'marker', sys.stdout)
     r['mode'] = mode
-    r[mode].append(piece)
+    r['text'] += [piece] if mode == 'text' else []  # extends in place; reasoning is not kept
     say(cfg, piece, 'think' if mode == 'reasoning' else '', sys.stdout, '')
 
 

@@ -48,8 +48,7 @@ def tool_calls(spec):
 def stream_events(spec, include_usage):
     """The SSE events of a reply spec, as bytes, [DONE] included."""
     events = [sse(chunk({'role': 'assistant', 'content': None}))]
-    reasoning = [spec['reasoning']] if spec.get('reasoning') else []
-    for piece in spec.get('reasoning_pieces') or reasoning:
+    for piece in [spec['reasoning']] if spec.get('reasoning') else []:
         events.append(sse(chunk({'reasoning_content': piece})))
     text = spec.get('text', '')
     pieces = spec.get('pieces') or ([text[i:i + 7] for i in range(0, len(text), 7)] if text else [])

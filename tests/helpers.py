@@ -65,6 +65,11 @@ class BantamCase(unittest.TestCase):
         with open(os.path.join(self.cwd, 'model.cfg'), 'w') as f:
             f.write('\n'.join(lines) + '\n')
 
+    def append_config(self, *lines):
+        """Add raw lines to model.cfg (for settings config() cannot write)."""
+        with open(os.path.join(self.cwd, 'model.cfg'), 'a') as f:
+            f.write(''.join(line + '\n' for line in lines))
+
     def env(self, extra=None):
         env = {k: v for k, v in os.environ.items()
                if not k.startswith('BANTAM_') and k not in ('OPENAI_API_KEY', 'NO_COLOR')}
@@ -172,9 +177,6 @@ class PtySession:
         if not found:
             raise AssertionError('%r not seen; output so far:\n%s' % (needle, self.text[-3000:]))
         return found - 1 + len(needle)
-
-    def count(self, needle):
-        return self.text.count(needle)
 
     def send(self, data):
         os.write(self.master, data.encode() if isinstance(data, str) else data)

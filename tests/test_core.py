@@ -50,8 +50,7 @@ class Config(BantamCase):
         self.assertEqual(self.server.requests, [])
 
     def test_an_unknown_key_is_an_error_that_does_not_echo_its_value(self):
-        with open(os.path.join(self.cwd, 'model.cfg'), 'a') as f:
-            f.write('apikey sk-secret-value\n')
+        self.append_config('apikey sk-secret-value')
         proc = self.run_bantam()
         self.assertEqual(proc.returncode, 1)
         self.assertIn("'apikey'", proc.stderr)
@@ -67,8 +66,7 @@ class Config(BantamCase):
         self.assertNotIn('Authorization', self.server.requests[0]['headers'])
 
     def test_a_bad_endpoint_is_an_error(self):
-        with open(os.path.join(self.cwd, 'model.cfg'), 'a') as f:
-            f.write('endpoint=localhost:8080\n')
+        self.append_config('endpoint=localhost:8080')
         proc = self.run_bantam()
         self.assertEqual(proc.returncode, 1)
         self.assertIn('endpoint', proc.stderr)

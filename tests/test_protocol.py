@@ -232,8 +232,7 @@ class Overrides(BantamCase):
         self.assertIn('timeout', proc.stderr)
 
     def test_trailing_slash_and_reasoning_effort(self):
-        with open(os.path.join(self.cwd, 'model.cfg'), 'a') as f:
-            f.write('endpoint=%s/\nreasoning_effort=low\n' % self.server.url)
+        self.append_config('endpoint=%s/' % self.server.url, 'reasoning_effort=low')
         proc = self.run_bantam()
         self.assertEqual(proc.returncode, 0)
         self.assertEqual(self.server.requests[0]['path'], '/v1/chat/completions')
