@@ -83,8 +83,7 @@ def chat(cfg, messages, tools):
                 return read_reply(cfg, response)
         except (OSError, http.client.HTTPException) as e:
             why, after = failure(cfg, e)
-        if delay is None:
-            raise Fail('%s (gave up after 5 retries)' % why)
+        if delay is None: raise Fail('%s (gave up after 5 retries)' % why)
         say(cfg, '%s; retrying in %d s' % (why, max(delay, after)), 'error')
         time.sleep(max(delay, after))
 
@@ -217,7 +216,9 @@ def run_subagent(cfg, prompt):  # a fresh child conversation through the same lo
     return clean(cfg, clip(io.BytesIO(answer.encode()), cfg['max_tool_res'])) or '(no answer)'
 
 
-TOOLS = {'shell_exec': ('command', shell_exec, 'Run a bash command; returns output and exit code.'),
+# Small models heed a tool's description more than the system prompt: it carries the key habit.
+TOOLS = {'shell_exec': ('command', shell_exec, 'Run a bash command; returns output and exit code. '
+                        'To save a result, the same command writes it: cmd > file; cat file'),
          'run_subagent': ('prompt', run_subagent, 'Only for a big multi-step task: a child agent.')}
 
 
@@ -242,14 +243,15 @@ def run_tool(cfg, call, tools):  # check a call, trace it, run it; return the re
 
 # ---------------------------------------------------------------- agentic loop
 INTERRUPTED = 'error: this call did not finish (interrupted, or its child agent failed)'
-REPEATED = '\n\nNote: you made this exact call just before. Answer now, or try something else.'
+REPEATED = '\n\nNote: you already made this exact call. Answer now, or try something else.'
 
 
 def agent_loop(cfg, messages, tools):
     # Ask the model, run the tools it calls, and ask again, until it calls none.
+    start = len(messages) - 1  # the user's prompt: repeats count within this turn only
     for _ in range(cfg['max_al_iterations']):
-        seen = [c['function'] for m in messages for c in m.get('tool_calls') or []]
-        stuck = len(seen) > 2 and seen[-1] == seen[-2] == seen[-3]  # then it must answer in words
+        seen = [c['function'] for m in messages[start:] for c in m.get('tool_calls') or []]
+        stuck = seen and seen.count(seen[-1]) > 2  # a third time: now it must answer in words
         say(cfg, '...requesting...', 'status')
         reply, finish = chat(cfg, messages, [] if stuck else tools)
         calls = reply.get('tool_calls')
@@ -261,7 +263,7 @@ def agent_loop(cfg, messages, tools):
         messages += answers  # answered in advance: an interruption leaves a valid conversation
         seen += [c['function'] for c in calls]
         for k, call, answer in zip(range(len(seen) - len(calls), len(seen)), calls, answers):
-            note = REPEATED if k and seen[k] == seen[k - 1] else ''
+            note = REPEATED if seen[k] in seen[:k] else ''
             answer['content'] = run_tool(cfg, call, tools) + note
     say(cfg, '[stopped after max_al_iterations=%d requests]' % cfg['max_al_iterations'], 'error')
 
@@ -299,8 +301,7 @@ def load_session(prefix):  # by its exact id or a unique prefix of it
 
 def summarize(cfg, messages, ask):  # refuses an empty summary: it must never replace anything
     summary = chat(cfg, messages + [{'role': 'user', 'content': ask}], [])[0]['content'].strip()
-    if not summary:
-        raise Fail('the model gave no summary; nothing was changed')
+    if not summary: raise Fail('the model gave no summary; nothing was changed')
     return summary
 
 

@@ -7,7 +7,8 @@ llama.cpp server and the 1.5B Qwen coder model of ../shared/real-llm:
 
 Optional: BANTAM_LIVE_MODEL (default "local"), BANTAM_LIVE_TEMPERATURE (default 0.2).
 Each task runs one-shot in a fresh directory with its own HOME; a summary line per task is
-printed at the end.
+printed at the end (and appended to $TMPDIR/bantam-live-results.txt), and each task's files and
+trace are written to $TMPDIR/bantam-live-traces/<test name>.txt.
 """
 import os
 import shutil
@@ -20,6 +21,7 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENDPOINT = os.environ.get('BANTAM_LIVE_ENDPOINT')
 RESULTS = []
+TRACES = os.path.join(tempfile.gettempdir(), 'bantam-live-traces')
 
 
 def read(path):
@@ -29,6 +31,10 @@ def read(path):
 
 @unittest.skipUnless(ENDPOINT, 'set BANTAM_LIVE_ENDPOINT to run against a real model')
 class LiveTasks(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        os.makedirs(TRACES, exist_ok=True)
+
     def run_task(self, prompt, files=None):
         """Run one prompt one-shot in a fresh directory; return (directory, stderr)."""
         work = tempfile.mkdtemp(prefix='bantam-live-')
@@ -49,6 +55,10 @@ class LiveTasks(unittest.TestCase):
         proc = subprocess.run([sys.executable, os.path.join(ROOT, 'bantam.py'), '.prompt'],
                               cwd=work, env=env, capture_output=True, text=True, timeout=900)
         self.seconds, self.trace = time.monotonic() - start, proc.stderr
+        with open(os.path.join(TRACES, self._testMethodName + '.txt'), 'w') as f:
+            f.write('$ ls -R\n%s\n--- stdout\n%s\n--- stderr\n%s' % (
+                subprocess.run(['ls', '-R'], cwd=work, capture_output=True, text=True).stdout,
+                proc.stdout, proc.stderr))
         self.assertEqual(proc.returncode, 0, proc.stderr[-2000:])
         self.assertNotIn('max_al_iterations', proc.stderr)
         return work

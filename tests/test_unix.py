@@ -161,10 +161,10 @@ class SmallModels(BantamCase):
         self.run_bantam()
         results = [m['content'] for m in self.sent() if m['role'] == 'tool']
         self.assertEqual(len(results), 3)
-        self.assertNotIn('exact call just before', results[0])
-        self.assertIn('exact call just before', results[1])
+        self.assertNotIn('exact call', results[0])
+        self.assertIn('exact call', results[1])
         self.assertIn('prompt.txt\n', results[1])
-        self.assertNotIn('exact call just before', results[2])
+        self.assertNotIn('exact call', results[2])
 
     def test_three_identical_calls_in_a_row_make_it_answer_without_tools(self):
         call = ('shell_exec', {'command': 'ls'})
@@ -175,17 +175,52 @@ class SmallModels(BantamCase):
                          [True, True, True, False])
         self.assertEqual(proc.stdout, 'done\n')
 
+    def test_a_call_repeated_after_another_one_is_flagged(self):
+        a, b = ('shell_exec', {'command': 'ls'}), ('run_subagent', {'prompt': 'list files'})
+        self.script({'calls': [a]}, {'calls': [b]}, {'text': 'child done'}, {'calls': [a]},
+                    {'text': 'done'})
+        self.run_bantam()
+        results = [m['content'] for m in self.sent() if m['role'] == 'tool']
+        self.assertEqual(['exact call' in r for r in results], [False, False, True])
+
+    def test_a_call_made_a_third_time_in_a_turn_makes_it_answer_without_tools(self):
+        a, b = ('shell_exec', {'command': 'ls'}), ('shell_exec', {'command': 'pwd'})
+        self.script({'calls': [a]}, {'calls': [b]}, {'calls': [a]}, {'calls': [b]},
+                    {'calls': [a]}, {'text': 'done'})
+        proc = self.run_bantam()
+        self.assertEqual(['tools' in r['body'] for r in self.server.requests],
+                         [True] * 5 + [False])
+        self.assertEqual(proc.stdout, 'done\n')
+
+    def test_repeats_in_an_earlier_turn_do_not_count(self):
+        call = ('shell_exec', {'command': 'ls'})
+        self.script({'calls': [call]}, {'calls': [call]}, {'calls': [call]}, {'text': 'done'},
+                    {'calls': [call]}, {'text': 'done again'})
+        self.run_repl('list', 'list again')
+        self.assertEqual(['tools' in r['body'] for r in self.server.requests],
+                         [True, True, True, False, True, True])
+        results = [m['content'] for m in self.sent() if m['role'] == 'tool']
+        self.assertNotIn('exact call', results[-1])
+
     def test_repeats_within_one_reply_are_flagged_too(self):
         call = ('shell_exec', {'command': 'true'})
         self.script({'calls': [call, call + ('second',)]}, {'text': 'done'})
         self.run_bantam()
         results = [m['content'] for m in self.sent() if m['role'] == 'tool']
-        self.assertEqual(['exact call just before' in r for r in results], [False, True])
+        self.assertEqual(['exact call' in r for r in results], [False, True])
 
     def test_an_empty_result_says_so(self):
         self.script({'calls': [('shell_exec', {'command': 'true'})]}, {'text': 'ok'})
         self.run_bantam()
         self.assertEqual(self.sent()[-1]['content'], '(no output)\n\nexit: 0')
+
+    def test_the_shell_tool_tells_the_model_to_write_results_in_the_same_command(self):
+        self.script({'text': 'ok'})
+        self.run_bantam()
+        about = {t['function']['name']: t['function']['description']
+                 for t in self.server.requests[0]['body']['tools']}
+        self.assertIn('cmd > file; cat file', about['shell_exec'])
+        self.assertIn('big multi-step task', about['run_subagent'])
 
     def test_the_default_system_txt_is_short_and_about_the_two_tools(self):
         with open(os.path.join(os.path.dirname(BANTAM), 'system.txt'), 'rb') as f:
