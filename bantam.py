@@ -209,9 +209,8 @@ def shell_exec(cfg, command):
 
 
 def run_subagent(cfg, prompt):  # a fresh child conversation through the same loop
-    child = [{'role': 'system', 'content': cfg['system'] + '\n\nImportant: this is a child agent'},
-             {'role': 'user', 'content': prompt}]
-    agent_loop(cfg, child, ['shell_exec'])  # no run_subagent: a child cannot fork forever
+    child = [{'role': 'system', 'content': cfg['system'] + '\n\nImportant: this is a child agent'}]
+    agent_loop(cfg, child, prompt, ['shell_exec'])  # no run_subagent: a child cannot fork forever
     answer = child[-1]['content'] if child[-1]['role'] == 'assistant' else ''
     return clean(cfg, clip(io.BytesIO(answer.encode()), cfg['max_tool_res'])) or '(no answer)'
 
@@ -243,15 +242,21 @@ def run_tool(cfg, call, tools):  # check a call, trace it, run it; return the re
 
 # ---------------------------------------------------------------- agentic loop
 INTERRUPTED = 'error: this call did not finish (interrupted, or its child agent failed)'
-REPEATED = '\n\nNote: you already made this exact call. Answer now, or try something else.'
+REPEATED = '\n\nNote: this exact call already gave this result. Answer now, or try something else.'
 
 
-def agent_loop(cfg, messages, tools):
-    # Ask the model, run the tools it calls, and ask again, until it calls none.
-    start = len(messages) - 1  # the user's prompt: repeats count within this turn only
+def rounds(messages):  # (call, result) of each tool call in these messages, without notes
+    return [(c['function'], r['content'].split(REPEATED)[0]) for i, m in enumerate(messages)
+            for c, r in zip(m.get('tool_calls') or [], messages[i + 1:])]  # results come next
+
+
+def agent_loop(cfg, messages, prompt, tools):
+    # One turn: add the prompt, then ask the model and run the tools it calls, until it calls none.
+    start = len(messages)  # repeats count within this turn only
+    messages.append({'role': 'user', 'content': prompt})
     for _ in range(cfg['max_al_iterations']):
-        seen = [c['function'] for m in messages[start:] for c in m.get('tool_calls') or []]
-        stuck = seen and seen.count(seen[-1]) > 2  # a third time: now it must answer in words
+        done = rounds(messages[start:])
+        stuck = done and done.count(done[-1]) > 2  # a third time: now it must answer in words
         say(cfg, '...requesting...', 'status')
         reply, finish = chat(cfg, messages, [] if stuck else tools)
         calls = reply.get('tool_calls')
@@ -261,16 +266,10 @@ def agent_loop(cfg, messages, tools):
         if not calls: return
         answers = [{'role': 'tool', 'tool_call_id': c['id'], 'content': INTERRUPTED} for c in calls]
         messages += answers  # answered in advance: an interruption leaves a valid conversation
-        seen += [c['function'] for c in calls]
-        for k, call, answer in zip(range(len(seen) - len(calls), len(seen)), calls, answers):
-            note = REPEATED if seen[k] in seen[:k] else ''
-            answer['content'] = run_tool(cfg, call, tools) + note
+        for call, answer in zip(calls, answers):
+            done.append((call['function'], run_tool(cfg, call, tools)))
+            answer['content'] = done[-1][1] + (REPEATED if done[-1] in done[:-1] else '')
     say(cfg, '[stopped after max_al_iterations=%d requests]' % cfg['max_al_iterations'], 'error')
-
-
-def turn(cfg, messages, prompt):  # one user prompt and the loop it starts
-    messages.append({'role': 'user', 'content': prompt})
-    agent_loop(cfg, messages, list(TOOLS))
 
 
 # ---------------------------------------------------------------- sessions
@@ -349,7 +348,7 @@ def repl(cfg, messages):  # read and run prompts; autosave whenever the conversa
             if line.startswith('/'):
                 command(cfg, messages, *line.partition(' ')[::2])
             elif line:
-                turn(cfg, messages, line)
+                agent_loop(cfg, messages, line, list(TOOLS))
         except EOFError:
             break
         except KeyboardInterrupt:  # at the prompt: a fresh line, as in bash
@@ -373,7 +372,8 @@ def main(argv):
         messages = [{'role': 'system', 'content': cfg['system']}]
         if len(argv) < 2:
             return repl(cfg, messages) or 0
-        turn(cfg, messages, sys.stdin.read() if argv[1] == '-' else read_text(argv[1]))
+        agent_loop(cfg, messages, sys.stdin.read() if argv[1] == '-' else read_text(argv[1]),
+                   list(TOOLS))
         return 0
     except KeyboardInterrupt:
         print('\nbantam: interrupted', file=sys.stderr)
