@@ -36,7 +36,7 @@ class LiveTasks(unittest.TestCase):
         os.makedirs(TRACES, exist_ok=True)
 
     def run_task(self, prompt, files=None):
-        """Run one prompt one-shot in a fresh directory; return (directory, stderr)."""
+        """Run one prompt one-shot in a fresh directory; return the directory."""
         work = tempfile.mkdtemp(prefix='bantam-live-')
         self.addCleanup(shutil.rmtree, work, True)
         for name, text in (files or {}).items():
