@@ -1,10 +1,15 @@
 """Shared test helpers: a scratch home and working directory, a fake server, and ways to run
-bantam.py as users do (one-shot as a subprocess, the REPL on a pseudo-terminal)."""
+bantam.py as users do (one-shot as a subprocess, the REPL on a pseudo-terminal).
+
+Every test launches BANTAM_CMD (a command line; default: this Python running the repository's
+bantam.py), so the same suite checks a port of Bantam to another language. Tests about the Python
+file itself are marked python_only and are skipped under a foreign command."""
 import fcntl
 import json
 import os
 import pty
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -21,6 +26,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BANTAM = os.path.join(ROOT, 'bantam.py')
 FIXTURES = os.path.join(ROOT, 'tests', 'fixtures')
 ANSI = re.compile(r'\x1b\[[0-9;]*m')
+# Words of BANTAM_CMD that name files are taken from where the suite was started.
+CMD = [os.path.abspath(word) if os.path.isfile(word) else word
+       for word in shlex.split(os.environ.get('BANTAM_CMD') or '')] or [sys.executable, BANTAM]
+FOREIGN = os.path.realpath(CMD[-1]) != os.path.realpath(BANTAM)
+python_only = unittest.skipIf(FOREIGN, 'about the Python bantam.py itself (BANTAM_CMD is set)')
 
 
 def wait_until(predicate, timeout=20, step=0.02):
@@ -89,13 +99,13 @@ class BantamCase(unittest.TestCase):
     def run_bantam(self, *args, prompt='hello', env=None, stdin=None, timeout=60):
         """Run one-shot mode (a prompt file unless args are given); return the finished process."""
         args = list(args) or [self.prompt_file(prompt)]
-        return subprocess.run([sys.executable, BANTAM] + args, cwd=self.cwd, env=self.env(env),
+        return subprocess.run(CMD + args, cwd=self.cwd, env=self.env(env),
                               input=stdin, capture_output=True, text=True, timeout=timeout,
                               errors='replace')
 
     def run_repl(self, *lines, env=None, timeout=60):
         """Run the REPL with its input from a pipe (no terminal): one line per prompt."""
-        return subprocess.run([sys.executable, BANTAM], cwd=self.cwd, env=self.env(env),
+        return subprocess.run(CMD, cwd=self.cwd, env=self.env(env),
                               input=''.join(line + '\n' for line in lines), capture_output=True,
                               text=True, timeout=timeout, errors='replace')
 
@@ -106,12 +116,12 @@ class BantamCase(unittest.TestCase):
     def start_bantam(self, *args, prompt='hello', env=None):
         """Start one-shot mode without waiting (for signals); stdout/stderr are pipes."""
         args = list(args) or [self.prompt_file(prompt)]
-        return subprocess.Popen([sys.executable, BANTAM] + args, cwd=self.cwd, env=self.env(env),
+        return subprocess.Popen(CMD + args, cwd=self.cwd, env=self.env(env),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, errors='replace')
 
     def pty(self, *args, env=None):
-        session = PtySession([sys.executable, BANTAM] + list(args), self.cwd, self.env(env))
+        session = PtySession(CMD + list(args), self.cwd, self.env(env))
         self.addCleanup(session.close)
         return session
 

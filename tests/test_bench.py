@@ -4,9 +4,12 @@ import subprocess
 import sys
 import unittest
 
+from helpers import python_only
+
 BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'bench.py')
 
 
+@python_only
 class Bench(unittest.TestCase):
     def test_quick_run_prints_every_row(self):
         proc = subprocess.run([sys.executable, BENCH, '--quick'], capture_output=True, text=True,

@@ -6,7 +6,7 @@ import signal
 import subprocess
 import sys
 
-from helpers import BANTAM, BantamCase, alive, wait_until
+from helpers import BANTAM, BantamCase, alive, python_only, wait_until
 
 
 class Config(BantamCase):
@@ -17,6 +17,7 @@ class Config(BantamCase):
         self.assertEqual((body['model'], body['temperature'], body['stream']),
                          ('fake-model', 0.25, False))
 
+    @python_only
     def test_cfg_beside_the_script_when_the_working_directory_has_none(self):
         copy = os.path.join(self.dir, 'install')
         os.makedirs(copy)

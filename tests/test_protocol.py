@@ -60,6 +60,8 @@ class Replay(BantamCase):
         choice = expected['choices'][0]
         content = (choice.get('content') or '').replace('<<absent>>', '')
         content += choice.get('refusal') or ''
+        if 'run it as a tool call' in meta.get('agent_should', ''):  # a call written as text
+            return self.check_call_in_text(proc, messages, content)
         reasoning = choice.get('reasoning') or ''
         # Inline <think>/<thought> markup stays content (splitting it out is optional). MiniMax
         # sends its reasoning twice, in "reasoning" and in content, interleaved chunk by chunk.
@@ -83,6 +85,22 @@ class Replay(BantamCase):
         self.assert_valid_conversation(messages)
         if choice.get('finish_reason') == 'length':
             self.assertIn('token limit', proc.stderr)
+
+
+    def check_call_in_text(self, proc, messages, text):
+        """The text is shown as it came; the conversation holds the call as a real tool call
+        (the text before it as content) and its tool result."""
+        self.assertIn(text, proc.stdout)
+        start = min(text.index(opening) for opening in ('{"name"', '{\n  "name"') if opening in text)
+        call = json.JSONDecoder().raw_decode(text, start)[0]
+        reply, result = messages[2], messages[3]
+        self.assertEqual(reply['content'], text[:start].strip('`json\n{'))
+        [stored] = reply['tool_calls']
+        self.assertEqual((stored['function']['name'], json.loads(stored['function']['arguments'])),
+                         (call['name'], call['arguments']))
+        self.assertEqual((result['role'], result['tool_call_id']), ('tool', stored['id']))
+        self.assertIn('[tool call: %s(' % call['name'], proc.stderr)
+        self.assert_valid_conversation(messages)
 
 
 def replay_test(path, chunk):
@@ -211,25 +229,20 @@ class NoUsageRequest(BantamCase):
 
 
 class Overrides(BantamCase):
-    def test_environment_beats_model_cfg_beats_defaults(self):
-        self.config(model='from-cfg', temperature='0.3')
-        self.run_bantam(env={'BANTAM_MODEL': 'from-env', 'BANTAM_MAX_TOOL_RES': '999'})
-        body = self.server.requests[0]['body']
-        self.assertEqual((body['model'], body['temperature']), ('from-env', 0.3))
-
     def test_api_key_precedence(self):
         self.config(api_key='sk-cfg')
-        self.run_bantam(env={'OPENAI_API_KEY': 'sk-openai', 'BANTAM_API_KEY': 'sk-bantam'})
-        self.run_bantam(env={'OPENAI_API_KEY': 'sk-openai'})
+        self.run_bantam(env={'OPENAI_API_KEY': 'sk-openai', 'BANTAM_API_KEY': 'sk-ignored'})
         self.config()
         self.run_bantam(env={'OPENAI_API_KEY': 'sk-openai'})
         self.assertEqual([r['headers']['Authorization'] for r in self.server.requests],
-                         ['Bearer sk-bantam', 'Bearer sk-cfg', 'Bearer sk-openai'])
+                         ['Bearer sk-cfg', 'Bearer sk-openai'])
 
-    def test_a_bad_environment_value_names_the_key(self):
-        proc = self.run_bantam(env={'BANTAM_TIMEOUT': 'soon'})
-        self.assertEqual(proc.returncode, 1)
-        self.assertIn('timeout', proc.stderr)
+    def test_bantam_variables_no_longer_override_model_cfg(self):
+        # Left out for the line budget (README, "Left out"): model.cfg is the one place.
+        self.config(model='from-cfg')
+        proc = self.run_bantam(env={'BANTAM_MODEL': 'from-env', 'BANTAM_TIMEOUT': 'soon'})
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(self.server.requests[0]['body']['model'], 'from-cfg')
 
     def test_trailing_slash_and_reasoning_effort(self):
         self.append_config('endpoint=%s/' % self.server.url, 'reasoning_effort=low')

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from helpers import BANTAM, BantamCase, alive, wait_until
+from helpers import BANTAM, CMD, BantamCase, alive, python_only, wait_until
 
 
 class Pipes(BantamCase):
@@ -26,7 +26,7 @@ class Pipes(BantamCase):
         self.script({'calls': [('shell_exec', {'command': 'echo noise'})]}, {'text': '# Title\n'})
         answer = os.path.join(self.cwd, 'answer.md')
         with open(answer, 'w') as out:
-            proc = subprocess.run([sys.executable, BANTAM, self.prompt_file()], cwd=self.cwd,
+            proc = subprocess.run(CMD + [self.prompt_file()], cwd=self.cwd,
                                   env=self.env(), stdout=out, stderr=subprocess.PIPE, timeout=30)
         self.assertEqual(proc.returncode, 0)
         with open(answer) as f:
@@ -59,7 +59,7 @@ class Pipes(BantamCase):
 
     def test_a_closed_stdout_ends_quietly(self):
         self.script({'text': 'line\n' * 20000})
-        proc = subprocess.Popen([sys.executable, BANTAM, self.prompt_file()], cwd=self.cwd,
+        proc = subprocess.Popen(CMD + [self.prompt_file()], cwd=self.cwd,
                                 env=self.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         proc.stdout.read(10)
         proc.stdout.close()
@@ -89,8 +89,8 @@ class BoundedOutput(BantamCase):
                  'quiet = subprocess.DEVNULL\n'
                  'subprocess.run(sys.argv[1:], stdout=quiet, stderr=quiet)\n'
                  'print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)')
-        out = subprocess.run([sys.executable, '-c', probe, sys.executable, BANTAM,
-                              self.prompt_file()], cwd=self.cwd, env=self.env(),
+        out = subprocess.run([sys.executable, '-c', probe] + CMD + [self.prompt_file()],
+                             cwd=self.cwd, env=self.env(),
                              capture_output=True, text=True, timeout=120)
         self.assertEqual(len(self.server.requests), 2)
         return int(out.stdout)

@@ -1,0 +1,160 @@
+"""Trust: nothing left running when Bantam is stopped, nothing lost, errors a newcomer can act
+on, a failing child agent that does not end the parent's turn, a bounded reply."""
+import os
+import signal
+import socket
+
+from helpers import BantamCase, alive, wait_until
+
+
+def read(path):
+    if not os.path.exists(path):
+        return ''
+    with open(path) as f:
+        return f.read()
+
+
+class Signals(BantamCase):
+    """SIGTERM (timeout, a cancelled CI job) and SIGHUP (a closed terminal) end Bantam with
+    128 + the signal number, one line, and no command left running."""
+
+    def sleeper(self):
+        """A reply whose command starts a background sleep and waits on another one."""
+        self.pidfile = os.path.join(self.cwd, 'pids')
+        command = 'sleep 777 & echo $! >> %s; echo $$ >> %s; sleep 777' % ((self.pidfile,) * 2)
+        self.script({'calls': [('shell_exec', {'command': command})]}, {'text': 'never'})
+
+    def pids(self):
+        self.assertTrue(wait_until(lambda: len(read(self.pidfile).split()) == 2), 'no command')
+        return [int(pid) for pid in read(self.pidfile).split()]
+
+    def assert_all_gone(self, pids):
+        for pid in pids:
+            self.assertTrue(wait_until(lambda: not alive(pid), 5), 'pid %d lives on' % pid)
+
+    def one_shot(self, number):
+        self.sleeper()
+        proc = self.start_bantam()
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        pids = self.pids()
+        proc.send_signal(number)
+        out, err = proc.communicate(timeout=15)
+        self.assertEqual(proc.returncode, 128 + number)
+        self.assert_all_gone(pids)
+        self.assertEqual(err.splitlines()[-1], 'bantam: stopped by %s' % signal.Signals(number).name)
+        self.assertNotIn('Traceback', err)
+
+    def test_sigterm_in_one_shot_mode(self):
+        self.one_shot(signal.SIGTERM)
+
+    def test_sighup_in_one_shot_mode(self):
+        self.one_shot(signal.SIGHUP)
+
+    def repl(self, number):
+        self.sleeper()
+        session = self.pty()
+        session.expect('> ')
+        session.send('start the long job\r')
+        pids = self.pids()
+        session.proc.send_signal(number)
+        self.assertEqual(session.wait(), 128 + number)
+        self.assert_all_gone(pids)
+        saved = self.autosaved()
+        self.assertEqual(saved[1], {'role': 'user', 'content': 'start the long job'})
+        self.assertEqual([m['role'] for m in saved], ['system', 'user', 'assistant', 'tool'])
+        self.assertIn('interrupted', saved[-1]['content'])
+        self.assert_valid_conversation(saved)
+
+    def test_sigterm_in_the_repl_saves_the_turn(self):
+        self.repl(signal.SIGTERM)
+
+    def test_sighup_in_the_repl_saves_the_turn(self):
+        self.repl(signal.SIGHUP)
+
+    def test_sigterm_at_the_prompt_keeps_the_earlier_autosave(self):
+        self.script({'text': 'first answer'})
+        session = self.pty()
+        session.expect('> ')
+        session.send('remember this\r')
+        session.expect('first answer')
+        self.assertTrue(wait_until(lambda: len(self.autosaved()) == 3))
+        session.expect('> ', start=session.text.index('first answer'))
+        session.proc.send_signal(signal.SIGTERM)
+        self.assertEqual(session.wait(), 143)
+        self.assertEqual(len(self.autosaved()), 3)
+
+
+class NetworkErrors(BantamCase):
+    def test_a_refused_connection_names_the_endpoint_and_what_to_do(self):
+        with socket.socket() as s:  # a port with nothing listening on it
+            s.bind(('127.0.0.1', 0))
+            port = s.getsockname()[1]
+        self.append_config('endpoint=http://127.0.0.1:%d/v1' % port)
+        proc = self.start_bantam()
+        self.addCleanup(proc.communicate)
+        self.addCleanup(proc.kill)
+        line = proc.stderr.readline()
+        while 'retrying' not in line and line:
+            line = proc.stderr.readline()
+        self.assertIn('network error at http://127.0.0.1:%d/v1: ' % port, line)
+        self.assertIn('refused', line)
+        self.assertIn('is a server running there?', line)
+        self.assertIn('model.cfg', line)
+
+
+class Sessions(BantamCase):
+    def test_the_temporary_file_has_a_name_of_its_own(self):
+        # Two Bantams autosaving at once must not share a temporary file: with a fixed name
+        # (autosave.json.tmp) one could rename the other's half-written file into place. Here
+        # that fixed name is taken by a directory, which only a unique name gets around.
+        os.makedirs(os.path.join(self.sessions(), 'autosave.json.tmp'))
+        self.script({'text': 'kept'})
+        proc = self.run_repl('hello')
+        self.assertNotIn('Error', proc.stderr)
+        self.assertEqual([m['role'] for m in self.autosaved()], ['system', 'user', 'assistant'])
+        self.assertEqual(sorted(os.listdir(self.sessions())), ['autosave.json', 'autosave.json.tmp'])
+
+
+class ChildFailure(BantamCase):
+    def test_a_failing_child_is_the_tool_result_and_the_parent_goes_on(self):
+        self.script({'calls': [('run_subagent', {'prompt': 'do the hard part'})]},
+                    {'status': 400, 'json': {'error': {'message': 'child request refused'}}},
+                    {'text': 'I will do it myself.'})
+        proc = self.run_bantam()
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        result = self.sent()[-1]
+        self.assertEqual(result['role'], 'tool')
+        self.assertIn('error: the child agent failed: HTTP 400: child request refused',
+                      result['content'])
+        self.assertEqual(proc.stdout, 'I will do it myself.\n')
+        self.assert_valid_conversation(self.sent())
+
+
+class Arguments(BantamCase):
+    def test_several_prompt_files_make_one_prompt(self):
+        first, second = self.prompt_file('first part', 'a.txt'), self.prompt_file('second', 'b.txt')
+        proc = self.run_bantam(first, '-', second, stdin='from stdin')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(self.sent()[1]['content'], 'first part\nfrom stdin\nsecond')
+
+
+class TokenLimit(BantamCase):
+    def test_max_tokens_is_sent_by_default_so_a_runaway_reply_ends(self):
+        self.script({'text': 'x.py 4\ny.py 3\nz.py', 'finish': 'length'})
+        proc = self.run_bantam()
+        self.assertEqual(self.server.requests[0]['body']['max_tokens'], 4096)
+        self.assertIn('[the reply was cut off by the token limit]', proc.stderr)
+        self.assertEqual(self.autosaved(), [])  # one-shot mode does not autosave
+
+    def test_max_tokens_0_sends_none(self):
+        self.config(max_tokens=0, stream='false')
+        self.run_bantam()
+        self.assertNotIn('max_tokens', self.server.requests[0]['body'])
+
+    def test_a_server_that_refuses_max_tokens_says_so(self):
+        error = {'message': "Unsupported parameter: 'max_tokens' is not supported with this "
+                            "model. Use 'max_completion_tokens' instead."}
+        self.script({'status': 400, 'json': {'error': error}})
+        proc = self.run_bantam()
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn("HTTP 400: Unsupported parameter: 'max_tokens'", proc.stderr)
