@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Bantam: a tiny agent that gives an OpenAI-compatible model two tools, a shell and itself.
-# Usage: bantam.py [prompt.txt | -]   (no argument: the REPL; -h: help)
+# Usage: bantam.py [prompt.txt | -] ...   (no argument: the REPL; -h: help)
 # The file reads in the order of the README's algorithm: configuration, chat client, tools,
 # agentic loop, sessions, REPL, main.
 import contextlib, http.client, io, json, os, re, signal, subprocess, sys, tempfile, time
@@ -9,7 +9,7 @@ import pathlib, unicodedata, urllib.error, urllib.request
 # ---------------------------------------------------------------- configuration
 DEFAULTS = dict(endpoint='https://api.openai.com/v1', model='gpt-4o', temperature=0.7, api_key='',
                 stream=True, color='auto', timeout=60, shell_timeout=120, max_al_iterations=1000,
-                max_tool_res=32768, max_tokens=4096, reasoning_effort='')
+                max_tool_res=32768, max_tokens=4096, reasoning_effort='', confirm=False)
 SYSTEM = 'You are a terminal agent: act with shell_exec, check results, then answer briefly.'
 HERE, HOME = os.path.dirname(os.path.abspath(__file__)), os.path.expanduser('~')
 SESSIONS, HISTORY = os.path.join(HOME, '.bantam', 'sessions'), os.path.join(HOME, '.bantam_history')
@@ -57,7 +57,6 @@ def parse_json(text):  # a JSON object, or {} for anything else
 
 
 # ---------------------------------------------------------------- chat client
-NO_SERVER = ' (is a server running there? the endpoint is set in model.cfg)'
 START, END = '--- reasoning start ---', '--- reasoning end ---'
 AGENT = 'Mozilla/5.0 (compatible; Bantam/1.0)'  # some gateways refuse unknown clients
 
@@ -82,8 +81,8 @@ def chat(cfg, messages, tools):
             if after > 60 or 'insufficient_quota' in text or e.code < 500 and e.code not in RETRY:
                 raise Fail(why)
         except (OSError, http.client.HTTPException) as e:  # refused, timed out, cut off...
-            why, after = 'network error at %s: %s%s' % (
-                cfg['endpoint'], getattr(e, 'reason', None) or e, NO_SERVER), 0
+            why, after = ('network error at %s: %s (is a server running there? see endpoint= '
+                          'in model.cfg)' % (cfg['endpoint'], getattr(e, 'reason', None) or e)), 0
         if delay is None: raise Fail('%s (gave up after 5 retries)' % why)
         say(cfg, '%s; retrying in %d s' % (why, max(delay, after)), 'error')
         time.sleep(max(delay, after))
@@ -91,9 +90,8 @@ def chat(cfg, messages, tools):
 
 def explain(cfg, status, error):  # the status, the server's own message, and a hint
     error = error.get('message') or json.dumps(error) if isinstance(error, dict) else error
-    hint = re.search(r'context.{0,12}(length|size|window)', str(error), re.I)
-    return clean(cfg, '%s: %s%s' % (status, error, ' (too long for the model: try /compact)'
-                                    if hint else ''))
+    long = re.search(r'context.{0,12}(length|size|window)', str(error), re.I)
+    return clean(cfg, '%s: %s%s' % (status, error, ' (too long: try /compact)' if long else ''))
 
 
 def events(response):
@@ -161,15 +159,17 @@ def call_in_text(reply, tools):
     # Small models on stock chat templates often write their call as text: bare JSON, fenced,
     # in <tool_call> tags or in doubled braces. In a reply without real calls, the first JSON
     # object that names an offered tool and has arguments becomes a real call, and the text
-    # keeps only the words before it, so that the model does not see its call twice.
-    starts = [m.start() for m in re.finditer('{', reply['content'])]
+    # keeps only the words before it, so that the model does not see its call twice. Models
+    # often leave a shell backslash unescaped (\. or \;): it is read as the backslash it meant.
+    text = re.sub(r'\\(.)', lambda m: '\\' * (m[1] not in '\\"/bfnrtu') + m[0], reply['content'])
+    starts = [m.start() for m in re.finditer('{', text)]
     for start in starts if tools and not reply.get('tool_calls') else []:
         with contextlib.suppress(ValueError):
-            found = json.JSONDecoder().raw_decode(reply['content'], start)[0]
+            found = json.JSONDecoder(strict=False).raw_decode(text, start)[0]
             args = found.get('arguments')
             args = args if isinstance(args, str) else json.dumps(args)
             if found.get('name') in tools and isinstance(json.loads(args), dict):
-                words = re.sub(r'(```\w*|<tool_call>|[{\s])*$', '', reply['content'][:start])
+                words = re.sub(r'(```\w*|<tool_call>|[{\s])*$', '', text[:start])
                 calls = {}
                 add_fragment(calls, {'function': {'name': found['name'], 'arguments': args}})
                 return dict(reply, content=words, tool_calls=list(calls.values()))
@@ -195,6 +195,10 @@ def clip(f, limit):  # a file's text; past limit bytes, only its head and its ta
 
 
 def shell_exec(cfg, command):
+    if cfg['confirm']:  # Enter or y lets the command run; any other answer is a no, and why
+        say(cfg, 'Run it? [Enter or y; or say why not] ', 'status', end='')
+        answer = (sys.stdin.readline() or 'n').strip() if sys.stdin.isatty() else 'no terminal'
+        if answer not in ('', 'y', 'Y'): return 'error: not run; the user said: %s' % answer
     # Output goes to a file, not a pipe, so a background child cannot hold the call open.
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(command, shell=True, executable=SHELL, stdin=subprocess.DEVNULL,
@@ -212,17 +216,15 @@ def shell_exec(cfg, command):
 
 def run_subagent(cfg, prompt):  # a fresh child conversation through the same loop
     child = [{'role': 'system', 'content': cfg['system'] + '\n\nImportant: this is a child agent'}]
-    try:  # no run_subagent: a child cannot fork forever
-        agent_loop(cfg, child, prompt, ['shell_exec'])
-    except Fail as e:  # the parent reads what went wrong and goes on
-        return 'error: the child agent failed: %s' % e
+    agent_loop(cfg, child, prompt, ['shell_exec'])  # no run_subagent: a child cannot fork forever
     answer = child[-1]['content'] if child[-1]['role'] == 'assistant' else ''
     return clean(cfg, clip(io.BytesIO(answer.encode()), cfg['max_tool_res'])) or '(no answer)'
 
 
 # Small models heed a tool's description more than the system prompt: it carries the key habit.
 TOOLS = {'shell_exec': ('command', shell_exec, 'Run a bash command; returns output and exit code. '
-                        'To save a result, the same command writes it: cmd > file; cat file'),
+                        'To save a result, the same command writes it: cmd > file; cat file. '
+                        'Read the output: if it is not right yet, run the next command.'),
          'run_subagent': ('prompt', run_subagent, 'Only for a big multi-step task: a child agent.')}
 
 
@@ -234,6 +236,7 @@ SCHEMAS = {name: {'type': 'function', 'function': {'name': name, 'description': 
 def run_tool(cfg, call, tools):  # check a call, trace it, run it; return the result
     name, raw = call['function']['name'], clean(cfg, call['function']['arguments'] or '{}')
     say(cfg, '[tool call: %s(%s)]' % (name, raw), 'call')
+    call['function']['arguments'] = raw if parse_json(raw) else '{}'  # servers reparse it
     param, tool, _ = TOOLS[name] if name in tools else ('', None, '')
     arg = parse_json(raw).get(param)
     why = 'no %s argument as a JSON string' % param if tool else 'there is no tool %r' % name
@@ -281,10 +284,9 @@ def agent_loop(cfg, messages, prompt, tools):
 def save_session(messages, sid, summary):
     # Atomically: a private file with a name no other Bantam uses, then a rename over the old one.
     os.makedirs(SESSIONS, 0o700, exist_ok=True)
-    fd, temporary = tempfile.mkstemp('.tmp', sid + '.', SESSIONS)
-    with open(fd, 'w') as f:
+    with tempfile.NamedTemporaryFile('w', prefix=sid + '.', dir=SESSIONS, delete=False) as f:
         json.dump(dict(time=time.strftime('%F %T'), summary=summary, messages=messages), f)
-    os.replace(temporary, os.path.join(SESSIONS, sid + '.json'))
+    os.replace(f.name, os.path.join(SESSIONS, sid + '.json'))
 
 
 def sessions():  # {id: its saved data}, newest first
@@ -309,7 +311,7 @@ def summarize(cfg, messages, ask):  # refuses an empty summary: it must never re
 
 
 # ---------------------------------------------------------------- REPL
-HELP = ('usage: bantam.py [prompt.txt | -]   (no argument: the REPL)\n'
+HELP = ('usage: bantam.py [prompt.txt | -] ...   (no argument: the REPL; files make one prompt)\n'
         'REPL: /save /list /load <id or prefix> /compact /clear /help /quit; Ctrl+J adds a line')
 
 
@@ -344,9 +346,8 @@ def repl(cfg, messages):  # read and run prompts; autosave whenever the conversa
     while True:
         try:
             line = input('> ').strip()
-            if line == '/quit':
-                break
-            elif line.startswith('/'):
+            if line == '/quit': break
+            if line.startswith('/'):
                 slash_command(cfg, messages, *line.partition(' ')[::2])
             elif line:
                 agent_loop(cfg, messages, line, list(TOOLS))

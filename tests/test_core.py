@@ -195,6 +195,19 @@ class Tools(BantamCase):
         self.assertIn('error', results[0])
         self.assertIn('command', results[0])
 
+    def test_arguments_that_are_not_json_are_not_sent_back(self):
+        # llama.cpp answers HTTP 500 to a conversation holding a call whose arguments it cannot
+        # parse (a reply cut off by max_tokens in the middle of a call, say): the stored call
+        # gets {} and its result says what was wrong.
+        self.script({'calls': [('shell_exec', '{"command": "find . -name x \\n find')]},
+                    {'calls': [('shell_exec', '["ls"]')]}, {'text': 'ok'})
+        proc = self.run_bantam()
+        self.assertIn('[tool call: shell_exec({"command": "find . -name x', proc.stderr)
+        stored = [m['tool_calls'][0]['function']['arguments'] for m in self.sent()
+                  if m.get('tool_calls')]
+        self.assertEqual(stored, ['{}', '{}'])
+        self.assertIn('no command argument', self.sent()[-1]['content'])
+
     def test_a_missing_argument_is_explained(self):
         results, _ = self.tool_reply(('shell_exec', {'cmd': 'ls'}))
         self.assertIn('error', results[0])

@@ -4,12 +4,18 @@ Skipped unless BANTAM_LIVE_ENDPOINT is set (it is too slow and too large for CI)
 llama.cpp server and the 1.5B Qwen coder model of ../shared/real-llm:
 
     BANTAM_LIVE_ENDPOINT=http://127.0.0.1:8080/v1 python3 -m unittest tests.test_live -v
+    ... tests.test_live.OneStep     (eight one-step tasks)
+    ... tests.test_live.MultiStep   (ten multi-step tasks)
+
+A task fails when the files are not right, when a file the task did not ask to change was
+changed or removed, or when the run reached max_al_iterations.
 
 Optional: BANTAM_LIVE_MODEL (default "local"), BANTAM_LIVE_TEMPERATURE (default 0.2).
 Each task runs one-shot in a fresh directory with its own HOME; a summary line per task is
 printed at the end (and appended to $TMPDIR/bantam-live-results.txt), and each task's files and
 trace are written to $TMPDIR/bantam-live-traces/<test name>.txt.
 """
+import json
 import os
 import shutil
 import subprocess
@@ -31,12 +37,14 @@ def read(path):
 
 @unittest.skipUnless(ENDPOINT, 'set BANTAM_LIVE_ENDPOINT to run against a real model')
 class LiveTasks(unittest.TestCase):
+    """How a task runs and is judged; the tasks are in the two sets below."""
     @classmethod
     def setUpClass(cls):
         os.makedirs(TRACES, exist_ok=True)
 
-    def run_task(self, prompt, files=None):
-        """Run one prompt one-shot in a fresh directory; return the directory."""
+    def run_task(self, prompt, files=None, may_change=()):
+        """Run one prompt one-shot in a fresh directory; return the directory. Every given file
+        not named in may_change must be left as it was."""
         work = tempfile.mkdtemp(prefix='bantam-live-')
         self.addCleanup(shutil.rmtree, work, True)
         for name, text in (files or {}).items():
@@ -61,6 +69,10 @@ class LiveTasks(unittest.TestCase):
                 proc.stdout, proc.stderr))
         self.assertEqual(proc.returncode, 0, proc.stderr[-2000:])
         self.assertNotIn('max_al_iterations', proc.stderr)
+        for name, text in (files or {}).items():
+            if name not in may_change:
+                self.assertTrue(os.path.exists(os.path.join(work, name)), name + ' was removed')
+                self.assertEqual(read(os.path.join(work, name)), text.strip(), name + ' changed')
         return work
 
     def run(self, result=None):  # record one summary line per task that ran
@@ -80,6 +92,9 @@ class LiveTasks(unittest.TestCase):
         with open(os.path.join(tempfile.gettempdir(), 'bantam-live-results.txt'), 'a') as f:
             f.write('\n'.join(RESULTS) + '\n\n')
 
+
+
+class OneStep(LiveTasks):
     def test_write_a_file(self):
         work = self.run_task('Create a file named greeting.txt that contains exactly this line: '
                              'Hello from Bantam')
@@ -106,7 +121,8 @@ class LiveTasks(unittest.TestCase):
     def test_rename_by_extension(self):
         files = {name: name.upper() for name in ('cat.jpeg', 'dog.jpeg', 'bird.jpeg', 'notes.txt')}
         work = self.run_task('Rename every .jpeg file in this directory so that its name ends in '
-                             '.jpg instead. Change nothing else.', files)
+                             '.jpg instead. Change nothing else.', files,
+                             may_change=('cat.jpeg', 'dog.jpeg', 'bird.jpeg'))
         for animal in ('cat', 'dog', 'bird'):
             self.assertEqual(read(os.path.join(work, animal + '.jpg')), animal.upper() + '.JPEG')
             self.assertFalse(os.path.exists(os.path.join(work, animal + '.jpeg')))
@@ -130,6 +146,97 @@ class LiveTasks(unittest.TestCase):
                              'child.txt containing the word delegated.')
         self.assertIn('[tool call: run_subagent(', self.trace)
         self.assertEqual(read(os.path.join(work, 'child.txt')), 'delegated')
+
+
+CALC = 'def average(numbers):\n    return sum(numbers) / (len(numbers) + 1)\n'
+TEST_CALC = ('import unittest\nfrom calc import average\n\n\nclass T(unittest.TestCase):\n'
+             '    def test_average(self):\n        self.assertEqual(average([2, 4, 6]), 4)\n\n\n'
+             'if __name__ == "__main__":\n    unittest.main()\n')
+SALES = 'region,amount\nnorth,120\nsouth,80\nnorth,30\neast,45\nsouth,20\neast,5\n'
+LOG = ('2026-11-02 login ok user=Ann.Lee@Example.com\n2026-11-02 login fail user=bob@test.org\n'
+       '2026-11-03 login ok user=ann.lee@example.com\n2026-11-03 mail to CAROL@Test.org queued\n'
+       '2026-11-04 login ok user=bob@test.org\n')
+CONFIG = '{"name": "shop", "port": 8080, "debug": true, "workers": 4, "log": "info"}'
+
+
+class MultiStep(LiveTasks):
+    def test_fix_a_failing_test(self):
+        work = self.run_task('The test in test_calc.py fails. Fix the bug in calc.py so that it '
+                             'passes. Do not edit the test.', {'calc.py': CALC,
+                                                              'test_calc.py': TEST_CALC},
+                             may_change=('calc.py',))
+        proc = subprocess.run([sys.executable, '-m', 'unittest', 'test_calc'], cwd=work,
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+
+    def test_total_per_group(self):
+        work = self.run_task('sales.csv has a region and an amount on each row. Total the amounts '
+                             'per region and write totals.csv with lines region,total sorted by '
+                             'region, no header.', {'sales.csv': SALES})
+        self.assertEqual(read(os.path.join(work, 'totals.csv')).split(),
+                         ['east,50', 'north,150', 'south,100'])
+
+    def test_largest_file_in_a_tree(self):
+        files = {'assets/logo.png': 'x' * 300, 'assets/icons/big.bin': 'y' * 5000,
+                 'assets/icons/small.bin': 'z' * 10, 'assets/fonts/a.ttf': 'w' * 1200}
+        work = self.run_task('What is the largest file anywhere under assets/? Save its path '
+                             '(for example assets/x/y.z) in largest.txt.', files)
+        self.assertTrue(read(os.path.join(work, 'largest.txt')).endswith('assets/icons/big.bin'))
+
+    def test_git_repository_and_commit(self):
+        files = {'app.py': 'print("hi")\n', 'README': 'An app.\n',
+                 '.gitconfig': '[user]\n\tname = Test\n\temail = test@example.com\n'}
+        work = self.run_task('Make this directory a git repository and commit all of its files '
+                             'with the message "first import".', files)
+        log = subprocess.run(['git', 'log', '--format=%s'], cwd=work, capture_output=True,
+                             text=True).stdout.strip()
+        tracked = subprocess.run(['git', 'ls-files'], cwd=work, capture_output=True,
+                                 text=True).stdout.split()
+        self.assertEqual(log, 'first import')
+        self.assertTrue({'app.py', 'README'} <= set(tracked), tracked)
+
+    def test_write_run_and_save_a_script(self):
+        work = self.run_task('Write a Python script primes.py that prints the prime numbers below '
+                             '30, one per line. Run it and store its output in primes.txt.')
+        self.assertTrue(os.path.exists(os.path.join(work, 'primes.py')))
+        self.assertEqual(read(os.path.join(work, 'primes.txt')).split(),
+                         ['2', '3', '5', '7', '11', '13', '17', '19', '23', '29'])
+
+    def test_replace_a_word_in_one_type_of_file(self):
+        files = {'docs/intro.md': 'Pick a colour.\n', 'docs/guide/more.md': 'The colour red.\n',
+                 'src/paint.py': 'colour = "red"\n', 'notes.txt': 'colour notes\n'}
+        work = self.run_task('Replace the word colour with color in all .md files, including '
+                             'those in subfolders. Other files must stay as they are.', files,
+                             may_change=('docs/intro.md', 'docs/guide/more.md'))
+        self.assertEqual(read(os.path.join(work, 'docs/intro.md')), 'Pick a color.')
+        self.assertEqual(read(os.path.join(work, 'docs/guide/more.md')), 'The color red.')
+
+    def test_distinct_matches_normalised_and_sorted(self):
+        work = self.run_task('List every distinct e-mail address in access.log, in lower case, '
+                             'sorted, one per line, in emails.txt.', {'access.log': LOG})
+        self.assertEqual(read(os.path.join(work, 'emails.txt')).split(),
+                         ['ann.lee@example.com', 'bob@test.org', 'carol@test.org'])
+
+    def test_change_two_json_keys_and_keep_the_rest(self):
+        work = self.run_task('In config.json, change port to 9090 and debug to false. Keep every '
+                             'other setting.', {'config.json': CONFIG}, may_change=('config.json',))
+        with open(os.path.join(work, 'config.json')) as f:
+            self.assertEqual(json.load(f), dict(json.loads(CONFIG), port=9090, debug=False))
+
+    def test_count_matches_per_file(self):
+        files = {'notes/a.txt': 'TODO one\nok\nTODO two\n', 'notes/b.txt': 'nothing here\n',
+                 'notes/c.txt': 'TODO\nTODO\nTODO\n'}
+        work = self.run_task('For each file in notes, count the lines containing TODO. Write '
+                             'report.txt with one line per file like a.txt: 2', files)
+        lines = [line.replace(' ', '') for line in read(os.path.join(work, 'report.txt')).split(
+            '\n')]
+        self.assertEqual(sorted(os.path.basename(line) for line in lines),
+                         ['a.txt:2', 'b.txt:0', 'c.txt:3'])
+
+    def test_look_something_up_then_act_on_it(self):
+        work = self.run_task('Read the version number in the VERSION file and create a directory '
+                             'named release-<that version>.', {'VERSION': '2.7.1\n'})
+        self.assertTrue(os.path.isdir(os.path.join(work, 'release-2.7.1')))
 
 
 if __name__ == '__main__':

@@ -91,7 +91,7 @@ class Replay(BantamCase):
         """The text is shown as it came; the conversation holds the call as a real tool call
         (the text before it as content) and its tool result."""
         self.assertIn(text, proc.stdout)
-        start = min(text.index(opening) for opening in ('{"name"', '{\n  "name"') if opening in text)
+        start = min(text.index(o) for o in ('{"name"', '{\n  "name"') if o in text)
         call = json.JSONDecoder().raw_decode(text, start)[0]
         reply, result = messages[2], messages[3]
         self.assertEqual(reply['content'], text[:start].strip('`json\n{'))

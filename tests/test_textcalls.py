@@ -60,6 +60,25 @@ class CallsInText(BantamCase):
     def test_pretty_printed_and_not_streamed(self):
         self.recovered('```json\n%s\n```' % json.dumps(CALL, indent=2), stream='false')
 
+    def test_a_shell_backslash_left_unescaped_is_read_as_meant(self):
+        # seen on llama.cpp's stock template: grep -oE '[a-z]+\.[a-z]+' and find ... {} \;
+        text = '{"name": "shell_exec", "arguments": {"command": "echo a.b | grep -c \'a\\.b\'"}}'
+        reply = self.run_call(text)
+        self.assertEqual(json.loads(reply['tool_calls'][0]['function']['arguments']),
+                         {'command': "echo a.b | grep -c 'a\\.b'"})
+        self.assertEqual(self.sent()[3]['content'], '1\n\n\nexit: 0')
+
+    def test_a_raw_line_break_inside_the_command(self):
+        text = '{"name": "shell_exec", "arguments": {"command": "echo one\necho two"}}'
+        self.run_call(text)
+        self.assertEqual(self.sent()[3]['content'], 'one\ntwo\n\n\nexit: 0')
+
+    def run_call(self, text):
+        self.script({'text': text}, {'text': 'done'})
+        proc = self.run_bantam()
+        self.assertEqual(len(self.server.requests), 2, proc.stderr)
+        return self.sent()[2]
+
     def test_the_text_before_the_first_call_only(self):
         second = json.dumps({'name': 'shell_exec', 'arguments': {'command': 'echo second'}})
         reply, _ = self.recovered('Step one: %s then %s' % (BARE, second))

@@ -41,7 +41,8 @@ class Signals(BantamCase):
         out, err = proc.communicate(timeout=15)
         self.assertEqual(proc.returncode, 128 + number)
         self.assert_all_gone(pids)
-        self.assertEqual(err.splitlines()[-1], 'bantam: stopped by %s' % signal.Signals(number).name)
+        name = signal.Signals(number).name
+        self.assertEqual(err.splitlines()[-1], 'bantam: stopped by %s' % name)
         self.assertNotIn('Traceback', err)
 
     def test_sigterm_in_one_shot_mode(self):
@@ -112,22 +113,76 @@ class Sessions(BantamCase):
         proc = self.run_repl('hello')
         self.assertNotIn('Error', proc.stderr)
         self.assertEqual([m['role'] for m in self.autosaved()], ['system', 'user', 'assistant'])
-        self.assertEqual(sorted(os.listdir(self.sessions())), ['autosave.json', 'autosave.json.tmp'])
+        self.assertEqual(sorted(os.listdir(self.sessions())),
+                         ['autosave.json', 'autosave.json.tmp'])
 
 
 class ChildFailure(BantamCase):
-    def test_a_failing_child_is_the_tool_result_and_the_parent_goes_on(self):
+    def test_a_failing_child_ends_the_turn_and_leaves_a_valid_conversation(self):
         self.script({'calls': [('run_subagent', {'prompt': 'do the hard part'})]},
                     {'status': 400, 'json': {'error': {'message': 'child request refused'}}},
-                    {'text': 'I will do it myself.'})
+                    {'text': 'next turn'})
+        proc = self.run_repl('delegate it', 'and now?')
+        self.assertIn('HTTP 400: child request refused', proc.stderr)
+        messages = self.sent()
+        self.assertEqual([m['role'] for m in messages], ['system', 'user', 'assistant', 'tool',
+                                                         'user'])
+        self.assertIn('did not finish', messages[3]['content'])
+        self.assert_valid_conversation(messages)
+
+
+class Confirm(BantamCase):
+    """confirm=true: each shell command waits for the user (Enter or y runs it)."""
+
+    def ask(self, answer, command='touch made'):
+        self.config(confirm='true', color='never', timeout=10, shell_timeout=20)
+        self.script({'calls': [('shell_exec', {'command': command})]}, {'text': 'turn over'})
+        session = self.pty()
+        session.expect('> ')
+        session.send('make it\r')
+        session.expect('Run it? ')
+        session.send(answer)
+        return session
+
+    def test_enter_or_y_runs_the_command(self):
+        for answer in ('\r', 'y\r'):
+            self.server.requests.clear()
+            session = self.ask(answer)
+            session.expect('turn over')
+            self.assertTrue(os.path.exists(os.path.join(self.cwd, 'made')))
+            self.assertEqual(self.sent()[-1]['content'], '(no output)\n\nexit: 0')
+            os.remove(os.path.join(self.cwd, 'made'))
+
+    def test_any_other_answer_is_a_no_and_the_model_reads_it(self):
+        session = self.ask('no, list the files first\r')
+        session.expect('turn over')
+        self.assertFalse(os.path.exists(os.path.join(self.cwd, 'made')))
+        self.assertEqual(self.sent()[-1]['content'],
+                         'error: not run; the user said: no, list the files first')
+
+    def test_ctrl_c_at_the_question_ends_the_turn(self):
+        session = self.ask('\x03')
+        session.expect('[interrupted]')
+        session.expect('> ', start=session.text.index('[interrupted]'))
+        self.assertFalse(os.path.exists(os.path.join(self.cwd, 'made')))
+        self.assertEqual(len(self.server.requests), 1)
+        session.send('\x04')
+        session.wait()
+        self.assert_valid_conversation(self.autosaved())
+
+    def test_without_a_terminal_nothing_runs(self):
+        self.config(confirm='true', color='never', timeout=10)
+        self.script({'calls': [('shell_exec', {'command': 'touch made'})]}, {'text': 'ok'})
         proc = self.run_bantam()
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        result = self.sent()[-1]
-        self.assertEqual(result['role'], 'tool')
-        self.assertIn('error: the child agent failed: HTTP 400: child request refused',
-                      result['content'])
-        self.assertEqual(proc.stdout, 'I will do it myself.\n')
-        self.assert_valid_conversation(self.sent())
+        self.assertFalse(os.path.exists(os.path.join(self.cwd, 'made')))
+        self.assertEqual(self.sent()[-1]['content'], 'error: not run; the user said: no terminal')
+
+    def test_off_by_default(self):
+        self.script({'calls': [('shell_exec', {'command': 'touch made'})]}, {'text': 'ok'})
+        proc = self.run_bantam()
+        self.assertNotIn('Run it?', proc.stderr)
+        self.assertTrue(os.path.exists(os.path.join(self.cwd, 'made')))
 
 
 class Arguments(BantamCase):

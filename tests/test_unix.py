@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from helpers import BANTAM, CMD, BantamCase, alive, python_only, wait_until
+from helpers import BANTAM, CMD, BantamCase, alive, wait_until
 
 
 class Pipes(BantamCase):

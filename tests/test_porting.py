@@ -1,0 +1,44 @@
+"""About the Python bantam.py itself (skipped when BANTAM_CMD names another program): the line
+budget of the design card, and the README's table of observable strings."""
+import ast
+import io
+import os
+import re
+import tokenize
+import unittest
+
+from helpers import BANTAM, ROOT, python_only
+
+
+def source_lines(path):
+    """Lines holding code: not blank, not only a comment (docstrings count)."""
+    with open(path, 'rb') as f:
+        tokens = tokenize.tokenize(io.BytesIO(f.read()).readline)
+        skip = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENCODING,
+                tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)
+        return {n for t in tokens if t.type not in skip for n in range(t.start[0], t.end[0] + 1)}
+
+
+def readme_strings():
+    """The exact texts of the README's table of observable strings, escapes decoded."""
+    with open(os.path.join(ROOT, 'README.md')) as f:
+        section = f.read().split('## Observable strings')[1].split('\n## ')[0]
+    rows = [line.split(' | ') for line in section.splitlines() if line.startswith('| ')]
+    texts = [text for row in rows[2:] for text in re.findall('`([^`]+)`', row[1])]
+    return [text.replace('\\n', '\n') for text in texts]
+
+
+@python_only
+class Porting(unittest.TestCase):
+    def test_under_300_source_lines(self):
+        self.assertLess(len(source_lines(BANTAM)), 300)
+
+    def test_every_string_of_the_readme_table_is_in_bantam_py(self):
+        with open(BANTAM) as f:
+            tree = ast.parse(f.read())
+        values = [getattr(node, 'value', getattr(node, 's', None)) for node in ast.walk(tree)]
+        constants = [value for value in values if isinstance(value, str)]  # ast.Str before 3.8
+        strings = readme_strings()
+        self.assertGreater(len(strings), 40)
+        for text in strings:
+            self.assertTrue(any(text in constant for constant in constants), repr(text))
