@@ -170,7 +170,7 @@ def call_in_text(reply, tools):
             args = args if isinstance(args, str) else json.dumps(args)
             if found.get('name') in tools and isinstance(json.loads(args), dict):
                 words = re.sub(r'(```\w*|<tool_call>|[{\s])*$', '', text[:start])
-                calls = {}
+                calls = {}  # made like any call, with an id of ours
                 add_fragment(calls, {'function': {'name': found['name'], 'arguments': args}})
                 return dict(reply, content=words, tool_calls=list(calls.values()))
     return reply

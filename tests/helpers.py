@@ -43,6 +43,14 @@ def wait_until(predicate, timeout=20, step=0.02):
         time.sleep(step)
 
 
+def read(path):
+    """A file's text, or '' when there is none."""
+    if not os.path.exists(path):
+        return ''
+    with open(path) as f:
+        return f.read()
+
+
 def alive(pid):
     try:
         os.kill(pid, 0)

@@ -4,14 +4,8 @@ import os
 import stat
 import threading
 
-from helpers import BantamCase, alive, wait_until
+from helpers import BantamCase, alive, read, wait_until
 
-
-def read(path):
-    if not os.path.exists(path):
-        return ''
-    with open(path) as f:
-        return f.read()
 
 
 class Repl(BantamCase):

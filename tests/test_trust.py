@@ -4,14 +4,8 @@ import os
 import signal
 import socket
 
-from helpers import BantamCase, alive, wait_until
+from helpers import BantamCase, alive, read, wait_until
 
-
-def read(path):
-    if not os.path.exists(path):
-        return ''
-    with open(path) as f:
-        return f.read()
 
 
 class Signals(BantamCase):
