@@ -44,9 +44,9 @@ def load_config():
 
 
 def say(cfg, text, style='', out=sys.stderr, end='\n'):  # the model's words go to stdout
-    if style and (cfg['color'] == 'always' or cfg['color'] == 'auto' and out.isatty()):
-        text = '\033[%sm%s\033[0m' % (STYLES[style], text)
-    print(text, end=end, file=out, flush=True)
+    colour = style and (cfg['color'] == 'always' or cfg['color'] == 'auto' and out.isatty())
+    out.write('\033[%sm%s\033[0m%s' % (STYLES[style], text, end) if colour else str(text) + end)
+    out.flush()
 
 
 def parse_json(text):  # a JSON object, or {} for anything else
@@ -120,6 +120,7 @@ def read_reply(cfg, response):
                 for fragment in delta.get('tool_calls') or []:
                     add_fragment(calls, fragment)
                 for kind, piece in pieces(delta):  # printed as it comes, markers around reasoning
+                    if not piece or not isinstance(piece, str): continue
                     if kind != mode:
                         say(cfg, START if kind == 'reasoning' else '\n' + END, 'marker', sys.stdout)
                     mode = kind
@@ -134,15 +135,14 @@ def read_reply(cfg, response):
 
 
 def pieces(delta):  # the (kind, text) pieces of a delta: its reasoning, then its words
-    details = ''.join(d.get('text') or '' for d in delta.get('reasoning_details') or [])
-    found = [('reasoning', delta.get('reasoning_content') or delta.get('reasoning')
-              or delta.get('reasoning_text') or details)]
+    details = delta.get('reasoning_details')
+    yield 'reasoning', (delta.get('reasoning_content') or delta.get('reasoning') or delta.get(
+        'reasoning_text') or details and ''.join(d.get('text') or '' for d in details))
     content = delta.get('content')
     for part in content if isinstance(content, list) else (content, delta.get('refusal')):
-        part = part if isinstance(part, dict) else {'text': part}  # Mistral sends a list of parts
-        found += [('reasoning', ''.join(t.get('text') or '' for t in part.get('thinking') or []))]
-        found += [('text', part.get('text'))]
-    return [(kind, piece) for kind, piece in found if piece and isinstance(piece, str)]
+        thinking = part.get('thinking') if isinstance(part, dict) else None  # Mistral's parts
+        yield 'reasoning', thinking and ''.join(t.get('text') or '' for t in thinking)
+        yield 'text', part.get('text') if isinstance(part, dict) else part
 
 
 def add_fragment(calls, fragment):  # by index; without one, a fragment with an id is a new call
