@@ -157,13 +157,12 @@ def add_fragment(calls, fragment):  # by index; without one, a fragment with an 
 
 def call_in_text(reply, tools):
     # Small models on stock chat templates often write their call as text: bare JSON, fenced,
-    # in <tool_call> tags or in doubled braces. In a reply without real calls, the first JSON
-    # object that names an offered tool and has arguments becomes a real call, and the text
-    # keeps only the words before it, so that the model does not see its call twice. Models
-    # often leave a shell backslash unescaped (\. or \;): it is read as the backslash it meant.
+    # in <tool_call> tags or in doubled braces. The first JSON object in the reply's text that
+    # names an offered tool and has arguments becomes a real call, and the text keeps only the
+    # words before it, so that the model does not see its call twice. Models often leave a
+    # shell backslash unescaped (\. or \;) inside the JSON: it is read as the backslash it meant.
     text = re.sub(r'\\(.)', lambda m: '\\' * (m[1] not in '\\"/bfnrtu') + m[0], reply['content'])
-    starts = [m.start() for m in re.finditer('{', text)]
-    for start in starts if tools and not reply.get('tool_calls') else []:
+    for start in [m.start() for m in re.finditer('{', text)]:
         with contextlib.suppress(ValueError):
             found = json.JSONDecoder(strict=False).raw_decode(text, start)[0]
             args = found.get('arguments')
@@ -267,7 +266,7 @@ def agent_loop(cfg, messages, prompt, tools):
         offered = [] if done and done.count(done[-1]) > 2 else tools  # a third time: use words
         say(cfg, '...requesting...', 'status')
         reply, finish = chat(cfg, messages, offered)
-        reply = call_in_text(reply, offered)
+        reply = reply if reply.get('tool_calls') or not offered else call_in_text(reply, offered)
         calls = reply.get('tool_calls')
         if finish == 'length': say(cfg, '[the reply was cut off by the token limit]', 'error')
         messages += [reply] if reply['content'] or calls else []
