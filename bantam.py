@@ -145,10 +145,14 @@ def pieces(delta):  # the (kind, text) pieces of a delta: its reasoning, then it
         yield 'text', part.get('text') if isinstance(part, dict) else part
 
 
+def new_call(name='', arguments=''):  # with an id of our own: some servers send none
+    return {'id': 'call_%s' % os.urandom(6).hex(), 'type': 'function',
+            'function': {'name': name, 'arguments': arguments}}
+
+
 def add_fragment(calls, fragment):  # by index; without one, a fragment with an id is a new call
     key = fragment.get('index', len(calls) - (0 if fragment.get('id') else 1))
-    call = calls.setdefault(key, {'id': 'call_%s' % os.urandom(6).hex(), 'type': 'function',
-                                  'function': {'name': '', 'arguments': ''}})  # ids may be missing
+    call = calls.setdefault(key, new_call())
     function, part = call['function'], fragment.get('function') or {}
     call['id'] = fragment.get('id') or call['id']
     function['name'] = function['name'] or part.get('name') or ''  # some repeat it each time
@@ -169,9 +173,7 @@ def call_in_text(reply, tools):
             args = args if isinstance(args, str) else json.dumps(args)
             if found.get('name') in tools and isinstance(json.loads(args), dict):
                 words = re.sub(r'(```\w*|<tool_call>|[{\s])*$', '', text[:start])
-                calls = {}  # made like any call, with an id of ours
-                add_fragment(calls, {'function': {'name': found['name'], 'arguments': args}})
-                return dict(reply, content=words, tool_calls=list(calls.values()))
+                return dict(reply, content=words, tool_calls=[new_call(found['name'], args)])
     return reply
 
 
