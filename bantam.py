@@ -251,20 +251,21 @@ def run_tool(cfg, call, tools):  # check a call, trace it, run it; return the re
 
 # ---------------------------------------------------------------- agentic loop
 INTERRUPTED = 'error: this call did not finish (interrupted)'
-REPEATED = '\n\nNote: this exact call already gave this result. Answer now, or try something else.'
+REPEATED = '\n\nNote: you already made this exact call. Answer now, or try something else.'
 
 
-def rounds(messages):  # (call, result) of each tool call in these messages, without notes
-    return [(c['function'], r['content'].split(REPEATED)[0]) for i, m in enumerate(messages)
-            for c, r in zip(m.get('tool_calls') or [], messages[i + 1:])]  # results come next
+def rounds(messages):  # (call, result) of each call run so far, without notes; a child's
+    # answers always differ, so a run_subagent call is known by its prompt alone
+    return [(c['function'], '' if c['function']['name'] == 'run_subagent' else r['content'].split(
+        REPEATED)[0]) for i, m in enumerate(messages) for c, r in zip(m.get('tool_calls') or [],
+        messages[i + 1:]) if r['content'] != INTERRUPTED]  # each call's result comes after it
 
 
 def agent_loop(cfg, messages, prompt, tools):
     # One turn: add the prompt, then ask the model and run the tools it calls, until it calls none.
-    start = len(messages)  # repeats count within this turn only
+    start, done = len(messages), []  # repeats count within this turn only
     messages.append({'role': 'user', 'content': prompt})
     for _ in range(cfg['max_al_iterations']):
-        done = rounds(messages[start:])
         offered = [] if done and done.count(done[-1]) > 2 else tools  # a third time: use words
         say(cfg, '...requesting...', 'status')
         reply, finish = chat(cfg, messages, offered)
@@ -276,8 +277,9 @@ def agent_loop(cfg, messages, prompt, tools):
         answers = [{'role': 'tool', 'tool_call_id': c['id'], 'content': INTERRUPTED} for c in calls]
         messages += answers  # answered in advance: an interruption leaves a valid conversation
         for call, answer in zip(calls, answers):
-            done.append((call['function'], run_tool(cfg, call, tools)))
-            answer['content'] = done[-1][1] + (REPEATED if done[-1] in done[:-1] else '')
+            answer['content'] = run_tool(cfg, call, tools)
+            done = rounds(messages[start:])  # the calls not run yet still hold INTERRUPTED
+            answer['content'] += REPEATED if done[-1] in done[:-1] else ''
     say(cfg, '[stopped after max_al_iterations=%d requests]' % cfg['max_al_iterations'], 'error')
 
 

@@ -185,6 +185,20 @@ class SmallModels(BantamCase):
         results = [m['content'] for m in self.sent() if m['role'] == 'tool']
         self.assertEqual(['exact call' in r for r in results], [False, False, True])
 
+    def test_the_same_subagent_prompt_is_a_repeat_though_the_child_answers_differ(self):
+        # A small model asks a child for help again and again; each child answers differently.
+        ask = ('run_subagent', {'prompt': 'what is the path of the script?'})
+        self.script({'calls': [ask]}, {'text': 'maybe a.py'}, {'calls': [ask]},
+                    {'text': 'maybe b.py'}, {'calls': [ask]}, {'text': 'maybe c.py'},
+                    {'text': 'done'})
+        proc = self.run_bantam()
+        self.assertEqual(proc.stdout.split()[-1], 'done')
+        results = [m['content'] for m in self.sent() if m['role'] == 'tool']
+        self.assertEqual(['exact call' in r for r in results], [False, True, True])
+        self.assertTrue(results[1].startswith('maybe b.py'), results[1])
+        self.assertEqual(['tools' in r['body'] for r in self.server.requests],
+                         [True] * 6 + [False])
+
     def test_a_call_made_a_third_time_in_a_turn_makes_it_answer_without_tools(self):
         a, b = ('shell_exec', {'command': 'ls'}), ('shell_exec', {'command': 'pwd'})
         self.script({'calls': [a]}, {'calls': [b]}, {'calls': [a]}, {'calls': [b]},
