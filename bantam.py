@@ -3,8 +3,8 @@
 # Usage: bantam.py [prompt.txt | -] ...   (no argument: the REPL; -h: help)
 # The file reads in the order of the README's algorithm: configuration, chat client, tools,
 # agentic loop, sessions, REPL, main.
-import contextlib, http.client, io, json, os, re, signal, subprocess, sys, tempfile, time
-import pathlib, unicodedata, urllib.error, urllib.request
+import contextlib, http.client, json, os, re, signal, subprocess, sys, tempfile, termios, time
+import pathlib, urllib.error, urllib.request
 
 # ---------------------------------------------------------------- configuration
 DEFAULTS = dict(endpoint='https://api.openai.com/v1', model='gpt-4o', temperature=0.7, api_key='',
@@ -16,6 +16,10 @@ SESSIONS, HISTORY = os.path.join(HOME, '.bantam', 'sessions'), os.path.join(HOME
 SHELL = '/bin/bash' if os.path.exists('/bin/bash') else None  # models write bash
 RETRY = (408, 409, 425, 429)  # and every 5xx: worth another try
 STYLES = dict(status='1;90', marker='36', think='2', call='33', result='32', body='2', error='31')
+# What acts on a terminal or hides text: C0 and C1 controls (not tab or newline), direction marks
+# and overrides, zero-width and other invisible characters, Unicode tags.
+HIDDEN = re.compile('[\0-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u202a-\u202e'
+                    '\u2060-\u206f\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]')
 
 
 class Fail(Exception): pass  # an error that ends a turn, or a tool call, with one line
@@ -23,30 +27,38 @@ class Fail(Exception): pass  # an error that ends a turn, or a tool call, with o
 
 def local_text(name, default=''):  # a file in the current directory, else beside the script
     path = next(filter(os.path.isfile, [os.path.join(d, name) for d in (os.getcwd(), HERE)]), None)
-    return pathlib.Path(path).read_text('utf-8') if path else default
+    return pathlib.Path(path).read_text('utf-8-sig') if path else default  # a BOM is allowed
 
 
 def load_config():
-    # Built-in defaults < model.cfg; a value is parsed as its default's type.
-    cfg, lines = dict(DEFAULTS), local_text('model.cfg').splitlines()
-    lines += ['color=never'] if os.getenv('NO_COLOR') or os.getenv('BANTAM_NO_COLOR') else []
-    for key, _, value in (map(str.strip, line.partition('=')) for line in lines):
-        if key and key[0] != '#':
+    # Built-in defaults < model.cfg; a value is parsed as its default's type. A bad line is named
+    # by its number, never by its text: it may be a pasted key.
+    cfg = dict(DEFAULTS)
+    for number, line in enumerate(local_text('model.cfg').splitlines(), 1):
+        if line.strip() and line.strip()[0] != '#':
             try:
+                key, value = map(str.strip, line.split('=', 1))  # no "=": a ValueError
                 kind = type(DEFAULTS[key])
                 cfg[key] = {'true': True, 'false': False}[value] if kind is bool else kind(value)
             except (KeyError, ValueError):
-                raise Fail('bad setting %r (bantam.py --help lists them)' % key.split()[0])
-    if not re.match('https?://', cfg['endpoint']): raise Fail('the endpoint must be an http(s) URL')
-    cfg['api_key'] = cfg['api_key'] or os.environ.get('OPENAI_API_KEY', '')
+                raise Fail('bad setting on line %d of model.cfg (see bantam.py --help)' % number)
+    if os.getenv('NO_COLOR') or os.getenv('BANTAM_NO_COLOR'): cfg['color'] = 'never'
+    key = os.environ.pop('OPENAI_API_KEY', '')  # out of the environment tool commands inherit
+    cfg['api_key'] = (cfg['api_key'] or key).strip()
     cfg['system'] = local_text('system.txt', SYSTEM).strip()
     return cfg
 
 
-def say(cfg, text, style='', out=sys.stderr, end='\n'):  # the model's words go to stdout
-    colour = style and (cfg['color'] == 'always' or cfg['color'] == 'auto' and out.isatty())
-    out.write('\033[%sm%s\033[0m%s' % (STYLES[style], text, end) if colour else str(text) + end)
-    out.flush()
+def clean(cfg, text):  # outside text made inert: no hidden character, no API key
+    text = HIDDEN.sub('', text)  # (a "key" under 24 characters, like ollama, is no secret)
+    return text.replace(cfg['api_key'], '[api key]') if len(cfg['api_key']) >= 24 else text
+
+
+def say(cfg, text, style='', out=sys.stderr, end='\n'):  # shown, so cleaned; words to stdout
+    text = clean(cfg, str(text))
+    if style in STYLES and (cfg['color'] == 'always' or (cfg['color'] == 'auto' and out.isatty())):
+        text = '\033[%sm%s\033[0m' % (STYLES[style], text)
+    print(text, end=end, file=out, flush=True)
 
 
 def parse_json(text):  # a JSON object, or {} for anything else
@@ -57,7 +69,7 @@ def parse_json(text):  # a JSON object, or {} for anything else
 
 
 # ---------------------------------------------------------------- chat client
-START, END = '--- reasoning start ---', '--- reasoning end ---'
+MARKERS = {'think': '--- reasoning start ---', 'text': '--- reasoning end ---'}
 AGENT = 'Mozilla/5.0 (compatible; Bantam/1.0)'  # some gateways refuse unknown clients
 
 
@@ -69,16 +81,18 @@ def chat(cfg, messages, tools):
                 temperature=cfg['temperature'], stream=cfg['stream'])
     request = urllib.request.Request(cfg['endpoint'].rstrip('/') + '/chat/completions', json.dumps(
         body).encode(), {'Content-Type': 'application/json', 'User-Agent': AGENT})
-    if cfg['api_key']: request.add_header('Authorization', 'Bearer ' + cfg['api_key'])
+    # Unredirected: a redirect never takes the key to another host.
+    if cfg['api_key']: request.add_unredirected_header('Authorization', 'Bearer ' + cfg['api_key'])
     for delay in (1, 1, 2, 3, 5, None):
         try:
             with urllib.request.urlopen(request, timeout=cfg['timeout']) as response:
                 return read_reply(cfg, response)
-        except urllib.error.HTTPError as e:  # retry 408, 409, 425, 429 and 5xx, else fail at once
+        # Retry 408, 409, 425, 429 and 5xx, else fail at once.
+        except urllib.error.HTTPError as e:
             text, after = e.read().decode('utf-8', 'replace'), e.headers.get('Retry-After', '')
             after = int(after) if after.isdigit() else 0
-            why = explain(cfg, 'HTTP %d' % e.code, parse_json(text).get('error') or text[:500])
-            if after > 60 or 'insufficient_quota' in text or e.code < 500 and e.code not in RETRY:
+            why = explain('HTTP %d' % e.code, parse_json(text).get('error') or text[:500])
+            if after > 60 or 'insufficient_quota' in text or (e.code < 500 and e.code not in RETRY):
                 raise Fail(why)
         except (OSError, http.client.HTTPException) as e:  # refused, timed out, cut off...
             why, after = ('network error at %s: %s (is a server running there? see endpoint= '
@@ -88,10 +102,9 @@ def chat(cfg, messages, tools):
         time.sleep(max(delay, after))
 
 
-def explain(cfg, status, error):  # the status, the server's own message, and a hint
-    error = error.get('message') or json.dumps(error) if isinstance(error, dict) else error
-    long = re.search(r'context.{0,12}(length|size|window)', str(error), re.I)
-    return clean(cfg, '%s: %s%s' % (status, error, ' (too long: try /compact)' if long else ''))
+def explain(status, error):  # the status and the server's own message, on one line
+    error = (error.get('message') or json.dumps(error)) if isinstance(error, dict) else error
+    return ' '.join(('%s: %s' % (status, error)).split())
 
 
 def events(response):
@@ -104,45 +117,43 @@ def events(response):
         if field == 'data' and value.strip() == '[DONE]':
             yield {'choices': [{'finish_reason': 'stop'}]}  # complete, even without one
             return
-        if field in ('data', 'error'):  # old llama.cpp sends errors in an "error:" field
-            yield parse_json(value) if field == 'data' else {'error': parse_json(value)}
+        if field == 'data':
+            yield parse_json(value)
 
 
 def read_reply(cfg, response):
     # Read a reply as it arrives and print its words live; return (message, finish).
-    text, calls, finish, mode = [], {}, None, 'text'
+    text, calls, finish, mode, newline = [], {}, None, 'text', ''  # a marker's line break
     try:
         for chunk in events(response):
-            if chunk.get('error'): raise Fail(explain(cfg, 'server error', chunk['error']))
+            if chunk.get('error'): raise Fail(explain('server error', chunk['error']))
             for choice in [c for c in chunk.get('choices') or [] if c.get('index', 0) == 0]:
                 finish = finish or choice.get('finish_reason')
                 delta = choice.get('delta') or choice.get('message') or {}
                 for fragment in delta.get('tool_calls') or []:
                     add_fragment(calls, fragment)
-                for kind, piece in pieces(delta):  # printed as it comes, markers around reasoning
+                # Printed as it comes; when reasoning starts or ends, a marker on a line of its own.
+                for kind, piece in pieces(delta):
                     if not piece or not isinstance(piece, str): continue
                     if kind != mode:
-                        say(cfg, START if kind == 'reasoning' else '\n' + END, 'marker', sys.stdout)
-                    mode = kind
-                    text += [piece] if kind == 'text' else []  # in place; reasoning is not kept
-                    say(cfg, piece, 'think' if kind == 'reasoning' else '', sys.stdout, '')
-    finally:  # end the reasoning block, or the last line
-        if mode == 'reasoning' or text and not text[-1].endswith('\n'):
-            say(cfg, '\n' + END if mode == 'reasoning' else '', out=sys.stdout)
+                        say(cfg, newline + MARKERS[kind], 'marker', sys.stdout)
+                    mode, newline = kind, '' if piece.endswith('\n') else '\n'
+                    if kind == 'text': text.append(piece)  # reasoning is shown, never kept
+                    say(cfg, piece, kind, sys.stdout, '')
+    finally:  # close the reasoning block, or end the last line
+        if mode == 'think': say(cfg, newline + MARKERS['text'], 'marker', sys.stdout)
+        elif newline: say(cfg, '', out=sys.stdout)
     if not finish: raise ConnectionError('the reply stream ended early')
     reply = {'role': 'assistant', 'content': ''.join(text)}
     return (dict(reply, tool_calls=list(calls.values())) if calls else reply), finish
 
 
 def pieces(delta):  # the (kind, text) pieces of a delta: its reasoning, then its words
-    details = delta.get('reasoning_details')
-    yield 'reasoning', (delta.get('reasoning_content') or delta.get('reasoning') or delta.get(
-        'reasoning_text') or details and ''.join(d.get('text') or '' for d in details))
+    reasoning = delta.get('reasoning_content') or delta.get('reasoning')
+    yield 'think', reasoning or delta.get('reasoning_text')
     content = delta.get('content')
-    for part in content if isinstance(content, list) else (content, delta.get('refusal')):
-        thinking = part.get('thinking') if isinstance(part, dict) else None  # Mistral's parts
-        yield 'reasoning', thinking and ''.join(t.get('text') or '' for t in thinking)
-        yield 'text', part.get('text') if isinstance(part, dict) else part
+    for part in (content if isinstance(content, list) else [content]) + [delta.get('refusal')]:
+        yield 'text', part.get('text') if isinstance(part, dict) else part  # a part of a list
 
 
 def new_call(name='', arguments=''):  # with an id of our own: some servers send none
@@ -150,7 +161,7 @@ def new_call(name='', arguments=''):  # with an id of our own: some servers send
             'function': {'name': name, 'arguments': arguments}}
 
 
-def add_fragment(calls, fragment):  # by index; without one, a fragment with an id is a new call
+def add_fragment(calls, fragment):  # by index; else a fragment with an id is a new call
     key = fragment.get('index', len(calls) - (0 if fragment.get('id') else 1))
     call = calls.setdefault(key, new_call())
     function, part = call['function'], fragment.get('function') or {}
@@ -159,47 +170,50 @@ def add_fragment(calls, fragment):  # by index; without one, a fragment with an 
     function['arguments'] += part.get('arguments') or ''
 
 
+# All that may follow a call written as text: white space, fences, a closing tag, stray braces.
+WRAPPING = re.compile(r'(\s|```|</tool_call>|\})*')
+
+
 def call_in_text(reply, tools):
     # Small models on stock chat templates often write their call as text: bare JSON, fenced,
-    # in <tool_call> tags or in doubled braces. The first JSON object in the reply's text that
-    # names an offered tool and has arguments becomes a real call, and the text keeps only the
-    # words before it, so that the model does not see its call twice. Models often leave a
-    # shell backslash unescaped (\. or \;) inside the JSON: it is read as the backslash it meant.
-    text = re.sub(r'\\(.)', lambda m: '\\' * (m[1] not in '\\"/bfnrtu') + m[0], reply['content'])
+    # in <tool_call> tags or in doubled braces. A JSON object that ends the reply (only its
+    # wrapping follows), names an offered tool and has arguments becomes a real call, and the
+    # text keeps only the words before it; an object quoted inside an answer stays text. Models
+    # often leave a shell backslash unescaped (\. or \;) inside the JSON: it is doubled, as meant.
+    text = re.sub(r'(\\[\\"/bfnrtu])|(\\)', r'\1\2\2', reply['content'])
     for start in [m.start() for m in re.finditer('{', text)]:
-        with contextlib.suppress(ValueError):
-            found = json.JSONDecoder(strict=False).raw_decode(text, start)[0]
+        with contextlib.suppress(ValueError, RecursionError):
+            found, end = json.JSONDecoder(strict=False).raw_decode(text, start)
+            if not WRAPPING.fullmatch(text, end): continue  # words follow: not the end
             args = found.get('arguments')
             args = args if isinstance(args, str) else json.dumps(args)
-            if found.get('name') in tools and isinstance(json.loads(args), dict):
-                words = re.sub(r'(```\w*|<tool_call>|[{\s])*$', '', text[:start])
-                return dict(reply, content=words, tool_calls=[new_call(found['name'], args)])
+            if found.get('name') not in tools or not parse_json(args): break  # text after all
+            words = text[:start].rstrip().rstrip('{').rstrip()  # its wrapping goes with it:
+            words = re.sub(r'(```\w*|<tool_call>)$', '', words).rstrip()  # a fence or a tag
+            return dict(reply, content=words, tool_calls=[new_call(found['name'], args)])
     return reply
 
 
 # ---------------------------------------------------------------- tools
-def clean(cfg, text):  # drop invisible and direction-changing characters, and the API key
-    text = ''.join(c for c in text if c in '\t\n' or unicodedata.category(c) not in ('Cc', 'Cf'))
-    return text.replace(cfg['api_key'], '[api key]') if cfg['api_key'] else text
-
-
 GAP = '\n\n[... %d bytes left out: see them with head, tail or grep ...]\n\n'
 
 
 def clip(f, limit):  # a file's text; past limit bytes, only its head and its tail
     size, half = f.seek(0, 2), limit // 2
-    f.seek(0)
-    if size <= 2 * half: return f.read().decode('utf-8', 'replace')
-    head = f.read(half)
-    f.seek(size - half)
-    return (head + (GAP % (size - 2 * half)).encode() + f.read(half)).decode('utf-8', 'replace')
+    head, tail = os.pread(f.fileno(), half, 0), os.pread(f.fileno(), half, max(half, size - half))
+    gap = (GAP % (size - 2 * half)).encode() if size > 2 * half else b''
+    return (head + gap + tail).decode('utf-8', 'replace')
 
 
 def shell_exec(cfg, command):
-    if cfg['confirm']:  # Enter or y lets the command run; any other answer is a no, and why
-        say(cfg, 'Run it? [Enter or y; or say why not] ', 'status', end='')
+    # With confirm, the exact command is shown first, as a Python string literal (so nothing in it
+    # can hide); Enter or yes runs it, and any other answer goes to the model as the reason.
+    if cfg['confirm']:
+        # Keys pressed before the question (an Enter while the model was thinking) are no answer.
+        if sys.stdin.isatty(): termios.tcflush(sys.stdin, termios.TCIFLUSH)
+        say(cfg, '%r\nRun it? [Enter or y; or say why not] ' % command, 'status', end='')
         answer = (sys.stdin.readline() or 'n').strip() if sys.stdin.isatty() else 'no terminal'
-        if answer not in ('', 'y', 'Y'): return 'error: not run; the user said: %s' % answer
+        if answer.lower() not in ('', 'y', 'yes'): return 'error: not run; the user said: ' + answer
     # Output goes to a file, not a pipe, so a background child cannot hold the call open.
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(command, shell=True, executable=SHELL, stdin=subprocess.DEVNULL,
@@ -217,9 +231,10 @@ def shell_exec(cfg, command):
 
 def run_subagent(cfg, prompt):  # a fresh child conversation through the same loop
     child = [{'role': 'system', 'content': cfg['system'] + '\n\nImportant: this is a child agent'}]
-    agent_loop(cfg, child, prompt, ['shell_exec'])  # no run_subagent: a child cannot fork forever
+    # No run_subagent: a child cannot fork forever.
+    agent_loop(cfg, child, prompt, ['shell_exec'])
     answer = child[-1]['content'] if child[-1]['role'] == 'assistant' else ''
-    return clean(cfg, clip(io.BytesIO(answer.encode()), cfg['max_tool_res'])) or '(no answer)'
+    return clean(cfg, answer[:cfg['max_tool_res']]) or '(no answer)'
 
 
 # Small models heed a tool's description more than the system prompt: it carries the key habit.
@@ -235,7 +250,7 @@ SCHEMAS = {name: {'type': 'function', 'function': {'name': name, 'description': 
 
 
 def run_tool(cfg, call, tools):  # check a call, trace it, run it; return the result
-    name, raw = call['function']['name'], clean(cfg, call['function']['arguments'] or '{}')
+    name, raw = call['function']['name'], call['function']['arguments'] or '{}'
     say(cfg, '[tool call: %s(%s)]' % (name, raw), 'call')
     call['function']['arguments'] = raw if parse_json(raw) else '{}'  # servers reparse it
     param, tool, _ = TOOLS[name] if name in tools else ('', None, '')
@@ -243,7 +258,7 @@ def run_tool(cfg, call, tools):  # check a call, trace it, run it; return the re
     why = 'no %s argument as a JSON string' % param if tool else 'there is no tool %r' % name
     usage = ', '.join('%s({"%s": "..."})' % (t, TOOLS[t][0]) for t in tools)
     ok = tool and isinstance(arg, str)
-    result = tool(cfg, clean(cfg, arg)) if ok else 'error: %s; use %s' % (why, usage)
+    result = tool(cfg, arg) if ok else 'error: %s; use %s' % (why, usage)
     say(cfg, '[tool result: %s]' % name, 'result')
     say(cfg, result, 'body' if ok else 'error')
     return result
@@ -254,31 +269,29 @@ INTERRUPTED = 'error: this call did not finish (interrupted)'
 REPEATED = '\n\nNote: you already made this exact call. Answer now, or try something else.'
 
 
-def rounds(messages):  # (call, result) of each call run so far, without notes; a child's
-    # answers always differ, so a run_subagent call is known by its prompt alone
-    return [(c['function'], '' if c['function']['name'] == 'run_subagent' else r['content'].split(
-        REPEATED)[0]) for i, m in enumerate(messages) for c, r in zip(m.get('tool_calls') or [],
-        messages[i + 1:]) if r['content'] != INTERRUPTED]  # each call's result comes after it
-
-
 def agent_loop(cfg, messages, prompt, tools):
     # One turn: add the prompt, then ask the model and run the tools it calls, until it calls none.
-    start, done = len(messages), []  # repeats count within this turn only
+    done = []  # (call, result) of each call run in this turn: repeats count within the turn
     messages.append({'role': 'user', 'content': prompt})
     for _ in range(cfg['max_al_iterations']):
-        offered = [] if done and done.count(done[-1]) > 2 else tools  # a third time: use words
+        # The same round a third time: no tools, so the model answers in words.
+        offered = [] if done and done.count(done[-1]) > 2 else tools
         say(cfg, '...requesting...', 'status')
         reply, finish = chat(cfg, messages, offered)
         reply = reply if reply.get('tool_calls') or not offered else call_in_text(reply, offered)
         calls = reply.get('tool_calls')
         if finish == 'length': say(cfg, '[the reply was cut off by the token limit]', 'error')
-        messages += [reply] if reply['content'] or calls else []
+        if reply['content'] or calls: messages.append(reply)  # never an empty message
         if not calls: return
         answers = [{'role': 'tool', 'tool_call_id': c['id'], 'content': INTERRUPTED} for c in calls]
-        messages += answers  # answered in advance: an interruption leaves a valid conversation
+        # Answered in advance: an interruption leaves a valid conversation.
+        messages += answers
         for call, answer in zip(calls, answers):
             answer['content'] = run_tool(cfg, call, tools)
-            done = rounds(messages[start:])  # the calls not run yet still hold INTERRUPTED
+            # A round is the call and its result; a child answers differently every time, so
+            # a run_subagent round is its prompt alone.
+            seen = answer['content'] if call['function']['name'] == 'shell_exec' else ''
+            done.append((call['function'], seen))
             answer['content'] += REPEATED if done[-1] in done[:-1] else ''
     say(cfg, '[stopped after max_al_iterations=%d requests]' % cfg['max_al_iterations'], 'error')
 
@@ -294,7 +307,7 @@ def save_session(messages, sid, summary):
 
 def sessions():  # {id: its saved data}, newest first
     paths = sorted(pathlib.Path(SESSIONS).glob('*.json'), key=os.path.getmtime, reverse=True)
-    return {path.stem: parse_json(path.read_text('utf-8')) for path in paths}
+    return {path.stem: parse_json(path.read_bytes()) for path in paths}
 
 
 def load_session(key):  # by its exact id or a unique prefix of it
@@ -344,9 +357,10 @@ def repl(cfg, messages):  # read and run prompts; autosave whenever the conversa
     with contextlib.suppress(ImportError, OSError):
         import readline  # lazy: only the REPL edits lines
         readline.parse_and_bind(r'"\C-j": "\C-v\C-j"')  # Ctrl+J inserts a newline
+        readline.parse_and_bind('set enable-bracketed-paste on')  # a pasted block is one prompt
         readline.read_history_file(HISTORY)
     saved = json.dumps(messages)
-    while True:
+    while sys.stdin is not None:  # a closed standard input is the end of input
         try:
             line = input('> ').strip()
             if line == '/quit': break
@@ -360,26 +374,30 @@ def repl(cfg, messages):  # read and run prompts; autosave whenever the conversa
             say(cfg, '[interrupted]', 'error')
         except Exception as e:  # no traceback ever: one line, and the REPL goes on
             say(cfg, e if isinstance(e, Fail) else '%s: %s' % (type(e).__name__, e), 'error')
-        finally:  # after every line, however it ended (even by a signal in the middle of a turn)
-            saved, before = json.dumps(messages), saved
-            if saved != before: save_session(messages, 'autosave', '(autosave)')
+        # After every line, however it ended (even by a signal in the middle of a turn).
+        finally:
+            if json.dumps(messages) != saved: save_session(messages, 'autosave', '(autosave)')
+            saved = json.dumps(messages)
     with contextlib.suppress(NameError, OSError):
         readline.write_history_file(HISTORY)
 
 
 # ---------------------------------------------------------------- main
 def stop(number, frame):  # SIGTERM, SIGHUP (and Ctrl+C in one-shot mode): unwind, then exit
-    with contextlib.suppress(Exception):  # a closed terminal, or stderr busy: exit all the same
+    # A closed terminal, or stderr busy: exit all the same.
+    with contextlib.suppress(Exception):
         print('\nbantam: stopped by %s' % signal.Signals(number).name, file=sys.stderr)
     sys.exit(128 + number)
 
 
 def main(argv):
     for number in (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(number, signal.SIG_DFL if number == signal.SIGPIPE else stop)  # `| head`
+        # The default SIGPIPE: `| head` ends Bantam quietly.
+        signal.signal(number, signal.SIG_DFL if number == signal.SIGPIPE else stop)
     if argv[1:2] in (['-h'], ['--help']):
-        print(HELP, 'Settings in model.cfg:', json.dumps(DEFAULTS, indent=2)[2:-2], sep='\n')
+        print(HELP, 'Settings in model.cfg:', json.dumps(DEFAULTS, indent=2), sep='\n')
         return 0
+    cfg = dict(DEFAULTS)  # until model.cfg is read
     try:
         cfg = load_config()
         messages = [{'role': 'system', 'content': cfg['system']}]
@@ -388,8 +406,7 @@ def main(argv):
             'utf-8') for name in argv[1:])  # several files make one prompt
         return agent_loop(cfg, messages, prompt, list(TOOLS)) or 0
     except Exception as e:  # no traceback ever: one line
-        print('bantam: %s' % (e if isinstance(e, Fail) else '%s: %s' % (type(e).__name__, e)),
-              file=sys.stderr)
+        say(cfg, 'bantam: %s' % (e if isinstance(e, Fail) else '%s: %s' % (type(e).__name__, e)))
         return 1
 
 

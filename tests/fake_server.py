@@ -90,7 +90,10 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
-    def do_GET(self):
+    def do_GET(self):  # recorded too: a client that follows a redirect comes back with a GET
+        with self.server.fake.lock:
+            self.server.fake.requests.append({'path': self.path, 'headers': dict(self.headers),
+                                              'body': None, 'raw': b'', 'time': time.monotonic()})
         self.send_response(404)
         self.send_header('Content-Length', '0')
         self.end_headers()

@@ -41,21 +41,39 @@ class Config(BantamCase):
         self.run_bantam()
         self.assertIn('shell_exec', self.sent()[0]['content'])
 
-    def test_a_bad_value_is_one_line_naming_the_key(self):
+    def test_a_bad_value_is_one_line_naming_its_line(self):
         self.config(temperature='warm')
         proc = self.run_bantam()
         self.assertEqual(proc.returncode, 1)
-        self.assertIn('temperature', proc.stderr)
+        self.assertIn('line 4 of model.cfg', proc.stderr)
         self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
         self.assertNotIn('Traceback', proc.stderr)
         self.assertEqual(self.server.requests, [])
 
-    def test_an_unknown_key_is_an_error_that_does_not_echo_its_value(self):
-        self.append_config('apikey sk-secret-value')
+    def test_an_unknown_key_is_an_error_that_does_not_echo_its_text(self):
+        self.append_config('apikey=sk-secret-value')
         proc = self.run_bantam()
         self.assertEqual(proc.returncode, 1)
-        self.assertIn("'apikey'", proc.stderr)
+        self.assertIn('line 8 of model.cfg', proc.stderr)
         self.assertNotIn('sk-secret-value', proc.stderr)
+
+    def test_a_line_without_equals_is_an_error_even_for_a_text_key(self):
+        self.append_config('model')
+        proc = self.run_bantam()
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn('line 8 of model.cfg', proc.stderr)
+
+    def test_a_byte_order_mark_is_allowed(self):
+        # Notepad saves UTF-8 with a byte-order mark
+        with open(os.path.join(self.cwd, 'model.cfg'), 'rb') as f:
+            cfg = f.read()
+        with open(os.path.join(self.cwd, 'model.cfg'), 'wb') as f:
+            f.write(b'\xef\xbb\xbf' + cfg)
+        with open(os.path.join(self.cwd, 'system.txt'), 'wb') as f:
+            f.write(b'\xef\xbb\xbfYou are a test.')
+        proc = self.run_bantam()
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(self.sent()[0]['content'], 'You are a test.')
 
     def test_api_key_falls_back_to_openai_api_key(self):
         self.run_bantam(env={'OPENAI_API_KEY': 'sk-from-env'})

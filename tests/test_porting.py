@@ -25,7 +25,7 @@ def readme_strings():
         section = f.read().split('## Observable strings')[1].split('\n## ')[0]
     rows = [line.split(' | ') for line in section.splitlines() if line.startswith('| ')]
     texts = [text for row in rows[2:] for text in re.findall('`([^`]+)`', row[1])]
-    return [text.replace('\\n', '\n') for text in texts]
+    return [text.replace('\\n', '\n').replace('\\|', '|') for text in texts]
 
 
 @python_only

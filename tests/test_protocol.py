@@ -10,6 +10,11 @@ from helpers import FIXTURES, BantamCase
 
 CAPTURES = sorted(p for p in glob.glob(os.path.join(FIXTURES, '*'))
                   if not p.endswith('.expected.json'))
+# Left out for the line budget (README, "Left out"): reasoning sent only in reasoning_details or in
+# Mistral's thinking parts is not shown, and old llama.cpp's "error:" lines are skipped like any
+# other field (that stream then holds only [DONE]: an empty answer, which is not stored).
+UNSHOWN_REASONING = ('mistral-magistral-content-array', 'snowflake-cortex-claude-reasoning-details')
+SKIPPED_ERROR_LINES = ('llamacpp-legacy-error-field',)
 
 
 def sidecar(path):
@@ -37,11 +42,16 @@ class Replay(BantamCase):
 
     def check(self, path, chunk=None):
         meta = self.serve(path, chunk)
+        name = os.path.splitext(os.path.basename(path))[0]
         expected = meta['expected']
         proc = self.run_repl('hello')
         self.assertNotIn('Traceback', proc.stderr)
         messages = self.autosaved()
         out = proc.stdout
+        if name in SKIPPED_ERROR_LINES:
+            self.assertEqual((out, len(self.server.requests)), ('> > ', 1))
+            self.assertEqual([m['role'] for m in messages], ['system', 'user'])
+            return
         if 'error' in expected:  # an HTTP error body
             message = expected['error'].get('message') or json.dumps(expected['error'])
             self.assertIn(message[:60], proc.stderr)
@@ -62,12 +72,14 @@ class Replay(BantamCase):
         content += choice.get('refusal') or ''
         if 'run it as a tool call' in meta.get('agent_should', ''):  # a call written as text
             return self.check_call_in_text(proc, messages, content)
-        reasoning = choice.get('reasoning') or ''
+        reasoning = '' if name in UNSHOWN_REASONING else choice.get('reasoning') or ''
         # Inline <think>/<thought> markup stays content (splitting it out is optional). MiniMax
         # sends its reasoning twice, in "reasoning" and in content, interleaved chunk by chunk.
         words = ''
         if reasoning:
-            words = '--- reasoning start ---\n%s\n--- reasoning end ---\n' % reasoning
+            # each marker on a line of its own: a line break first only where one is missing
+            words = '--- reasoning start ---\n%s%s--- reasoning end ---\n' % (
+                reasoning, '' if reasoning.endswith('\n') else '\n')
         words += content + ('\n' if content[-1:] not in ('', '\n') else '')
         interleaved = reasoning and '<think>' in content
         self.assertTrue(interleaved or out.startswith('> ' + words), out[:3000])
@@ -168,15 +180,17 @@ class ErrorPolicy(BantamCase):
         self.assertIn('retrying in 33 s', line)
         proc.send_signal(signal.SIGINT)
 
-    def test_context_length_error_suggests_compact(self):
+    def test_a_context_length_error_is_the_servers_own_words_on_one_line(self):
+        # (no "try /compact" hint: /compact sends the same conversation, and is refused too)
         for name in ('openai-error-400-context-length-exceeded',
                      'deepseek-error-400-context-length', 'llamacpp-error-400-exceed-context'):
             self.server.requests.clear()
             with open(os.path.join(FIXTURES, name + '.json'), 'rb') as f:
                 self.script({'raw': f.read(), 'code': 400, 'type': 'application/json'})
             proc = self.run_bantam()
-            self.assertEqual(proc.returncode, 1)
-            self.assertIn('/compact', proc.stderr, name)
+            self.assertEqual((proc.returncode, len(self.server.requests)), (1, 1), name)
+            message = sidecar(os.path.join(FIXTURES, name + '.json'))['expected']['error']
+            self.assertEqual(proc.stderr.splitlines()[-1], 'bantam: HTTP 400: ' + message['message'])
 
     def test_a_broken_stream_is_retried_and_only_the_full_reply_is_kept(self):
         self.script({'text': 'a partial answer that breaks', 'cut': 3},

@@ -118,6 +118,36 @@ class Repl(BantamCase):
         self.ask(s, 'next', 'still here')
         self.assertEqual([m['role'] for m in self.sent()], ['system', 'user', 'assistant', 'user'])
 
+    def test_a_pasted_block_is_one_prompt(self):
+        # readline is told to ask the terminal for bracketed paste; the terminal then wraps a
+        # paste in ESC [200~ ... ESC [201~, and its line breaks stay in the line being edited
+        self.script({'text': 'one prompt'})
+        s = self.start()
+        with s.lock:
+            self.assertIn(b'\x1b[?2004h', s.buffer)
+        s.send('\x1b[200~first line\nsecond line\nthird line\x1b[201~')
+        s.expect('third line')
+        s.send('\r')
+        s.expect('one prompt')
+        self.assertEqual(len(self.server.requests), 1)
+        self.assertEqual(self.sent()[-1]['content'], 'first line\nsecond line\nthird line')
+
+    def test_a_session_file_that_is_not_utf8_hides_no_other(self):
+        os.makedirs(self.sessions())
+        with open(os.path.join(self.sessions(), '20260101-000000.json'), 'w') as f:
+            json.dump({'time': 'then', 'summary': 'the good one',
+                       'messages': [{'role': 'system', 'content': 'S'}]}, f)
+        with open(os.path.join(self.sessions(), 'latin1.json'), 'wb') as f:
+            f.write(b'{"summary": "caf\xe9"}')
+        s = self.start()
+        self.ask(s, '/list', 'the good one')
+        self.assertIn('latin1', s.text)
+        self.assertIn('(unreadable)', s.text)
+        self.ask(s, '/load 2026', '> ')
+        self.script({'text': 'loaded'})
+        self.ask(s, 'go on', 'loaded')
+        self.assertEqual(self.sent()[0], {'role': 'system', 'content': 'S'})
+
     def test_list_without_sessions(self):
         s = self.start()
         self.ask(s, '/list', 'no saved sessions')

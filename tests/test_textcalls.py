@@ -79,10 +79,10 @@ class CallsInText(BantamCase):
         self.assertEqual(len(self.server.requests), 2, proc.stderr)
         return self.sent()[2]
 
-    def test_the_text_before_the_first_call_only(self):
-        second = json.dumps({'name': 'shell_exec', 'arguments': {'command': 'echo second'}})
-        reply, _ = self.recovered('Step one: %s then %s' % (BARE, second))
-        self.assertEqual(reply['content'], 'Step one:')
+    def test_only_the_call_that_ends_the_reply(self):
+        quoted = json.dumps({'name': 'shell_exec', 'arguments': {'command': 'echo quoted'}})
+        reply, _ = self.recovered('Not %s but\n```json\n%s\n```\n' % (quoted, BARE))
+        self.assertEqual(reply['content'], 'Not %s but' % quoted)
 
 
 class NotCallsInText(BantamCase):
@@ -91,6 +91,11 @@ class NotCallsInText(BantamCase):
         proc = self.run_bantam()
         self.assertEqual(proc.returncode, 0, proc.stderr)
         return proc
+
+    def test_a_call_with_words_after_it_stays_text(self):
+        proc = self.one_turn({'text': '%s is what the README says to run.' % BARE})
+        self.assertEqual(len(self.server.requests), 1)
+        self.assertNotIn('[tool call:', proc.stderr)
 
     def test_a_json_answer_stays_text(self):
         answer = '{"name": "Ada", "age": 36}'
