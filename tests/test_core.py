@@ -273,6 +273,13 @@ class Subagent(BantamCase):
         self.assertEqual([m['role'] for m in parent_last], ['system', 'user', 'assistant', 'tool'])
         self.assertIn('The child says 3.', proc.stdout)
 
+    def test_a_long_child_answer_is_cut_to_max_tool_res(self):
+        self.config(max_tool_res=300)
+        self.script({'calls': [('run_subagent', {'prompt': 'talk a lot'})]},
+                    {'text': 'a' * 200 + 'b' * 1000}, {'text': 'parent done'})
+        self.run_bantam()
+        self.assertEqual(self.sent()[-1]['content'], 'a' * 200 + 'b' * 100)
+
     def test_a_child_has_no_run_subagent_tool(self):
         self.script({'calls': [('run_subagent', {'prompt': 'go deeper'})]},
                     {'calls': [('run_subagent', {'prompt': 'and deeper'})]},

@@ -5,6 +5,7 @@ llama.cpp server and the 1.5B Qwen coder model of ../shared/real-llm:
 
     BANTAM_LIVE_ENDPOINT=http://127.0.0.1:8080/v1 python3 -m unittest tests.test_live -v
     ... tests.test_live.OneStep     (eight one-step tasks)
+    ... tests.test_live.OneStepReworded   (the same eight, asked in other words)
     ... tests.test_live.MultiStep   (ten multi-step tasks)
 
 A task fails when the files are not right, when a file the task did not ask to change was
@@ -13,7 +14,7 @@ changed or removed, or when the run reached max_al_iterations.
 Optional: BANTAM_LIVE_MODEL (default "local"), BANTAM_LIVE_TEMPERATURE (default 0.2).
 Each task runs one-shot in a fresh directory with its own HOME; a summary line per task is
 printed at the end (and appended to $TMPDIR/bantam-live-results.txt), and each task's files and
-trace are written to $TMPDIR/bantam-live-traces/<test name>.txt.
+trace are written to $TMPDIR/bantam-live-traces/<class>.<test name>.txt.
 """
 import json
 import os
@@ -63,7 +64,8 @@ class LiveTasks(unittest.TestCase):
         proc = subprocess.run([sys.executable, os.path.join(ROOT, 'bantam.py'), '.prompt'],
                               cwd=work, env=env, capture_output=True, text=True, timeout=900)
         self.seconds, self.trace = time.monotonic() - start, proc.stderr
-        with open(os.path.join(TRACES, self._testMethodName + '.txt'), 'w') as f:
+        name = '%s.%s.txt' % (type(self).__name__, self._testMethodName)
+        with open(os.path.join(TRACES, name), 'w') as f:
             f.write('$ ls -R\n%s\n--- stdout\n%s\n--- stderr\n%s' % (
                 subprocess.run(['ls', '-R'], cwd=work, capture_output=True, text=True).stdout,
                 proc.stdout, proc.stderr))
@@ -95,33 +97,47 @@ class LiveTasks(unittest.TestCase):
 
 
 class OneStep(LiveTasks):
+    """Eight one-step tasks; OneStepReworded asks for the same in other words."""
+    ASK = {
+        'write': 'Create a file named greeting.txt that contains exactly this line: '
+                 'Hello from Bantam',
+        'count': 'Count the lines of data.txt and write only the number into count.txt.',
+        'find': 'Which file in the notes directory contains the word pineapple? Write just its '
+                'file name (like x.txt) into answer.txt.',
+        'sum': 'numbers.txt holds one number per line. Write their sum into sum.txt.',
+        'rename': 'Rename every .jpeg file in this directory so that its name ends in .jpg '
+                  'instead. Change nothing else.',
+        'tree': 'Create the directories project/src, project/tests and project/docs, and an '
+                'empty file project/README.md.',
+        'version': 'Find out which version of python3 is installed here and write only the '
+                   'version number (like 3.9.2) into version.txt.',
+        'delegate': 'Use the run_subagent tool to have a child agent create a file named '
+                    'child.txt containing the word delegated.'}
+
     def test_write_a_file(self):
-        work = self.run_task('Create a file named greeting.txt that contains exactly this line: '
-                             'Hello from Bantam')
+        work = self.run_task(self.ASK['write'])
         self.assertEqual(read(os.path.join(work, 'greeting.txt')), 'Hello from Bantam')
 
     def test_count_lines(self):
-        work = self.run_task('Count the lines of data.txt and write only the number into '
-                             'count.txt.', {'data.txt': ''.join('row %d\n' % i for i in range(17))})
+        work = self.run_task(self.ASK['count'],
+                             {'data.txt': ''.join('row %d\n' % i for i in range(17))})
         self.assertEqual(read(os.path.join(work, 'count.txt')), '17')
 
     def test_find_the_file_with_a_word(self):
         files = {'notes/a.txt': 'apples and pears\n', 'notes/b.txt': 'a pineapple cake\n',
                  'notes/c.txt': 'plums\n'}
-        work = self.run_task('Which file in the notes directory contains the word pineapple? '
-                             'Write just its file name (like x.txt) into answer.txt.', files)
+        work = self.run_task(self.ASK['find'], files)
         self.assertEqual(os.path.basename(read(os.path.join(work, 'answer.txt'))), 'b.txt')
 
     def test_sum_numbers(self):
         numbers = [12, 45, 7, 88, 130, 9, 54, 201, 43]
-        work = self.run_task('numbers.txt holds one number per line. Write their sum into '
-                             'sum.txt.', {'numbers.txt': '\n'.join(map(str, numbers)) + '\n'})
+        work = self.run_task(self.ASK['sum'],
+                             {'numbers.txt': '\n'.join(map(str, numbers)) + '\n'})
         self.assertEqual(read(os.path.join(work, 'sum.txt')), str(sum(numbers)))
 
     def test_rename_by_extension(self):
         files = {name: name.upper() for name in ('cat.jpeg', 'dog.jpeg', 'bird.jpeg', 'notes.txt')}
-        work = self.run_task('Rename every .jpeg file in this directory so that its name ends in '
-                             '.jpg instead. Change nothing else.', files,
+        work = self.run_task(self.ASK['rename'], files,
                              may_change=('cat.jpeg', 'dog.jpeg', 'bird.jpeg'))
         for animal in ('cat', 'dog', 'bird'):
             self.assertEqual(read(os.path.join(work, animal + '.jpg')), animal.upper() + '.JPEG')
@@ -129,23 +145,40 @@ class OneStep(LiveTasks):
         self.assertEqual(read(os.path.join(work, 'notes.txt')), 'NOTES.TXT')
 
     def test_make_a_directory_tree(self):
-        work = self.run_task('Create the directories project/src, project/tests and project/docs, '
-                             'and an empty file project/README.md.')
+        work = self.run_task(self.ASK['tree'])
         for folder in ('src', 'tests', 'docs'):
             self.assertTrue(os.path.isdir(os.path.join(work, 'project', folder)), folder)
         self.assertEqual(os.path.getsize(os.path.join(work, 'project', 'README.md')), 0)
 
     def test_report_a_version(self):
-        work = self.run_task('Find out which version of python3 is installed here and write only '
-                             'the version number (like 3.9.2) into version.txt.')
+        work = self.run_task(self.ASK['version'])
         version = subprocess.run(['python3', '--version'], capture_output=True, text=True)
         self.assertEqual(read(os.path.join(work, 'version.txt')), version.stdout.split()[1])
 
     def test_delegate_to_a_subagent(self):
-        work = self.run_task('Use the run_subagent tool to have a child agent create a file named '
-                             'child.txt containing the word delegated.')
+        work = self.run_task(self.ASK['delegate'])
         self.assertIn('[tool call: run_subagent(', self.trace)
         self.assertEqual(read(os.path.join(work, 'child.txt')), 'delegated')
+
+
+class OneStepReworded(OneStep):
+    """The same tasks and checks in the words another user might choose: a suite tuned to one
+    phrasing says little about the next request."""
+    ASK = {
+        'write': 'Please make greeting.txt. Its only line should read: Hello from Bantam',
+        'count': 'How many lines are there in data.txt? Put just that number in count.txt.',
+        'find': 'Look through the notes folder and find the file that mentions pineapple. Save '
+                'only that file\'s name, for example x.txt, to answer.txt.',
+        'sum': 'Add up all the numbers listed in numbers.txt (one per line) and save the total '
+               'to sum.txt.',
+        'rename': 'The .jpeg files here should be called .jpg instead. Rename them and leave '
+                  'everything else alone.',
+        'tree': 'Set up a folder named project with the subfolders src, tests and docs, plus an '
+                'empty README.md inside project.',
+        'version': 'What python3 version is installed? Save just the number, such as 3.9.2, to '
+                   'version.txt.',
+        'delegate': 'Ask a child agent (the run_subagent tool) to make child.txt holding the '
+                    'single word delegated.'}
 
 
 CALC = 'def average(numbers):\n    return sum(numbers) / (len(numbers) + 1)\n'

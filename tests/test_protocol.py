@@ -190,7 +190,8 @@ class ErrorPolicy(BantamCase):
             proc = self.run_bantam()
             self.assertEqual((proc.returncode, len(self.server.requests)), (1, 1), name)
             message = sidecar(os.path.join(FIXTURES, name + '.json'))['expected']['error']
-            self.assertEqual(proc.stderr.splitlines()[-1], 'bantam: HTTP 400: ' + message['message'])
+            last = proc.stderr.splitlines()[-1]
+            self.assertEqual(last, 'bantam: HTTP 400: ' + message['message'])
 
     def test_a_broken_stream_is_retried_and_only_the_full_reply_is_kept(self):
         self.script({'text': 'a partial answer that breaks', 'cut': 3},

@@ -68,6 +68,12 @@ class CallsInText(BantamCase):
                          {'command': "echo a.b | grep -c 'a\\.b'"})
         self.assertEqual(self.sent()[3]['content'], '1\n\n\nexit: 0')
 
+    def test_a_shell_line_continuation_inside_the_command(self):
+        # a backslash before a raw line break is doubled too: bash then joins the two lines
+        text = '{"name": "shell_exec", "arguments": {"command": "echo one \\\ntwo"}}'
+        self.run_call(text)
+        self.assertEqual(self.sent()[3]['content'], 'one two\n\n\nexit: 0')
+
     def test_a_raw_line_break_inside_the_command(self):
         text = '{"name": "shell_exec", "arguments": {"command": "echo one\necho two"}}'
         self.run_call(text)
@@ -108,6 +114,7 @@ class NotCallsInText(BantamCase):
         for text in ('{"name": "read_file", "arguments": {"path": "x"}}',
                      '{"name": "shell_exec", "arguments": "ls -la"}',
                      '{"name": "shell_exec", "arguments": 5}',
+                     '{"name": "shell_exec", "arguments": {}}',
                      '{"name": "shell_exec"}'):
             self.server.requests.clear()
             proc = self.one_turn({'text': text})

@@ -73,6 +73,11 @@ class ShownInert(BantamCase):
         self.assertIn('HTTP 400: bad ', proc.stderr)
         self.assert_inert(proc.stderr)
 
+    def test_a_servers_error_is_one_line(self):
+        self.script({'status': 400, 'json': {'error': {'message': 'first line\n  second line'}}})
+        proc = self.run_bantam()
+        self.assertEqual(proc.stderr.splitlines()[-1], 'bantam: HTTP 400: first line second line')
+
     def test_the_key_is_replaced_in_the_models_words(self):
         # (a streamed reply is cleaned piece by piece: a key split across pieces is not caught;
         # the model never gets the key from a tool result or a command's environment)
@@ -188,8 +193,8 @@ class ConfirmShowsWhatRuns(BantamCase):
 class TheKey(BantamCase):
     def test_a_short_key_is_not_a_secret_and_commands_run_as_written(self):
         self.config(api_key='ollama')
-        self.script({'calls': [('shell_exec', {'command': 'echo ollama list > out.txt; cat out.txt'})]},
-                    {'text': 'ok'})
+        command = 'echo ollama list > out.txt; cat out.txt'
+        self.script({'calls': [('shell_exec', {'command': command})]}, {'text': 'ok'})
         proc = self.run_bantam()
         self.assertEqual(read(os.path.join(self.cwd, 'out.txt')), 'ollama list\n')
         self.assertEqual(self.sent()[-1]['content'], 'ollama list\n\n\nexit: 0')
@@ -227,6 +232,15 @@ class TheKey(BantamCase):
         for request in elsewhere.requests:
             self.assertNotIn('Authorization', request['headers'])
         self.assertNotIn(KEY, proc.stderr)
+
+
+class RunsAsDecoded(BantamCase):
+    def test_a_command_runs_exactly_as_the_model_wrote_it(self):
+        # hidden characters are taken out of what is shown, never out of what runs
+        self.script({'calls': [('shell_exec', {'command': "printf 'x\u200by' | wc -c"})]},
+                    {'text': 'ok'})
+        self.run_bantam()
+        self.assertEqual(self.sent()[-1]['content'].split()[0], '5')
 
 
 class DisplayBugs(BantamCase):
