@@ -58,7 +58,8 @@ def say(cfg, text, style='', out=sys.stderr, end='\n'):  # shown, so cleaned; wo
     text = clean(cfg, str(text))
     if style in STYLES and (cfg['color'] == 'always' or (cfg['color'] == 'auto' and out.isatty())):
         text = '\033[%sm%s\033[0m' % (STYLES[style], text)
-    print(text, end=end, file=out, flush=True)
+    out.write(text + end)
+    out.flush()
 
 
 def parse_json(text):  # a JSON object, or {} for anything else
@@ -148,11 +149,10 @@ def read_reply(cfg, response):
     return (dict(reply, tool_calls=list(calls.values())) if calls else reply), finish
 
 
-def pieces(delta):  # the (kind, text) pieces of a delta: its reasoning, then its words
-    reasoning = delta.get('reasoning_content') or delta.get('reasoning')
-    yield 'think', reasoning or delta.get('reasoning_text')
-    content = delta.get('content')
-    for part in (content if isinstance(content, list) else [content]) + [delta.get('refusal')]:
+def pieces(d):  # the (kind, text) pieces of a delta d: its reasoning, then its words
+    yield 'think', d.get('reasoning_content') or d.get('reasoning') or d.get('reasoning_text')
+    content = d.get('content')
+    for part in (content if isinstance(content, list) else [content]) + [d.get('refusal')]:
         yield 'text', part.get('text') if isinstance(part, dict) else part  # a part of a list
 
 
