@@ -189,7 +189,7 @@ def call_in_text(reply, tools):
             args = args if isinstance(args, str) else json.dumps(args)
             if found.get('name') not in tools or not parse_json(args): break  # text after all
             words = text[:start].rstrip().rstrip('{').rstrip()  # its wrapping goes with it:
-            words = re.sub(r'(```\w*|<tool_call>)$', '', words).rstrip()  # a fence or a tag
+            words = re.sub(r'(```\w*\s*)?(<tool_call>)?$', '', words).rstrip()  # fence, tag
             return dict(reply, content=words, tool_calls=[new_call(found['name'], args)])
     return reply
 

@@ -40,6 +40,10 @@ class CallsInText(BantamCase):
     def test_a_plain_fence(self):
         self.assertEqual(self.recovered('```\n%s\n```' % BARE)[0]['content'], '')
 
+    def test_tool_call_tags_inside_a_fence(self):
+        text = 'Here it is:\n```json\n<tool_call>\n%s\n</tool_call>\n```' % BARE
+        self.assertEqual(self.recovered(text)[0]['content'], 'Here it is:')
+
     def test_tool_call_tags(self):
         self.assertEqual(self.recovered('<tool_call>\n%s\n</tool_call>' % BARE)[0]['content'], '')
 
