@@ -1,20 +1,19 @@
 #!/usr/bin/env python3
 # Bantam: a tiny agent that gives an OpenAI-compatible model two tools, a shell and itself.
-# Usage: bantam.py [prompt.txt | -] ...   (no argument: the REPL; -h: help)
+# Usage: bantam.py [prompt.txt | -]   (no argument: the REPL; -h: help)
 # The file reads in the order of the README's algorithm: configuration, chat client, tools,
 # agentic loop, sessions, REPL, main.
-import contextlib, http.client, json, os, re, signal, subprocess, sys, tempfile, termios, time
+import contextlib, copy, http.client, json, os, re, signal, subprocess, sys, tempfile, time
 import pathlib, urllib.error, urllib.request
 
 # ---------------------------------------------------------------- configuration
 DEFAULTS = dict(endpoint='https://api.openai.com/v1', model='gpt-4o', temperature=0.7, api_key='',
                 stream=True, color='auto', timeout=60, shell_timeout=120, max_al_iterations=1000,
-                max_tool_res=32768, max_tokens=4096, reasoning_effort='', confirm=False)
+                max_tool_res=32768, max_tokens=0, reasoning_effort='')
 SYSTEM = 'You are a terminal agent: act with shell_exec, check results, then answer briefly.'
 HERE, HOME = os.path.dirname(os.path.abspath(__file__)), os.path.expanduser('~')
 SESSIONS, HISTORY = os.path.join(HOME, '.bantam', 'sessions'), os.path.join(HOME, '.bantam_history')
 SHELL = '/bin/bash' if os.path.exists('/bin/bash') else None  # models write bash
-RETRY = (408, 409, 425, 429)  # and every 5xx: worth another try
 STYLES = dict(status='1;90', marker='36', think='2', call='33', result='32', body='2', error='31')
 # What acts on a terminal or hides text: C0 and C1 controls (not tab or newline), direction marks
 # and overrides, zero-width and other invisible characters, Unicode tags.
@@ -45,6 +44,8 @@ def load_config():
     if os.getenv('NO_COLOR') or os.getenv('BANTAM_NO_COLOR'): cfg['color'] = 'never'
     key = os.environ.pop('OPENAI_API_KEY', '')  # out of the environment tool commands inherit
     cfg['api_key'] = (cfg['api_key'] or key).strip()
+    # Sent while set; a field a server refuses is taken out of this list (chat client).
+    cfg['optional'] = ['temperature'] + [k for k in ('max_tokens', 'reasoning_effort') if cfg[k]]
     cfg['system'] = local_text('system.txt', SYSTEM).strip()
     return cfg
 
@@ -71,36 +72,58 @@ def parse_json(text):  # a JSON object, or {} for anything else
 
 # ---------------------------------------------------------------- chat client
 MARKERS = {'think': '--- reasoning start ---', 'text': '--- reasoning end ---'}
-AGENT = 'Mozilla/5.0 (compatible; Bantam/1.0)'  # some gateways refuse unknown clients
+# The User-Agent: some gateways refuse unknown clients.
+HEADERS = {'Content-Type': 'application/json', 'User-Agent': 'Mozilla/5.0 (compatible; Bantam/1.0)'}
+RETRY = (408, 409, 425, 429) + tuple(range(500, 600))  # worth another try
+FULL = re.compile('context.(length|size|window)|too long|maximum number of tokens', re.I)
+LEFT_OUT = '[left out to fit the context window: run the command again with head, tail or grep]'
+
+
+def post(cfg, messages, tools):  # the request, with the optional fields not refused so far
+    body = dict(model=cfg['model'], messages=messages, stream=cfg['stream'])
+    body.update((field, cfg[field]) for field in cfg['optional'])
+    if tools: body['tools'] = [SCHEMAS[name] for name in tools]
+    request = urllib.request.Request(cfg['endpoint'].rstrip('/') + '/chat/completions',
+                                     json.dumps(body).encode(), HEADERS)
+    # Unredirected: a redirect never takes the key to another host.
+    if cfg['api_key']: request.add_unredirected_header('Authorization', 'Bearer ' + cfg['api_key'])
+    return request
 
 
 def chat(cfg, messages, tools):
-    # Send the conversation, retry on the Fibonacci schedule; return (reply, finish).
-    body = {'tools': [SCHEMAS[name] for name in tools], 'max_tokens': cfg['max_tokens'],
-            'reasoning_effort': cfg['reasoning_effort']}  # each sent only when it has a value
-    body = dict({k: v for k, v in body.items() if v}, model=cfg['model'], messages=messages,
-                temperature=cfg['temperature'], stream=cfg['stream'])
-    request = urllib.request.Request(cfg['endpoint'].rstrip('/') + '/chat/completions', json.dumps(
-        body).encode(), {'Content-Type': 'application/json', 'User-Agent': AGENT})
-    # Unredirected: a redirect never takes the key to another host.
-    if cfg['api_key']: request.add_unredirected_header('Authorization', 'Bearer ' + cfg['api_key'])
+    # Send the conversation and return the reply, retrying on the Fibonacci schedule. A refusal
+    # Bantam can fix is fixed and sent again at once, with a new schedule.
     for delay in (1, 1, 2, 3, 5, None):
         try:
-            with urllib.request.urlopen(request, timeout=cfg['timeout']) as response:
-                return read_reply(cfg, response)
-        # Retry 408, 409, 425, 429 and 5xx, else fail at once.
+            with urllib.request.urlopen(post(cfg, messages, tools), timeout=cfg['timeout']) as r:
+                return read_reply(cfg, r)
         except urllib.error.HTTPError as e:
-            text, after = e.read().decode('utf-8', 'replace'), e.headers.get('Retry-After', '')
-            after = int(after) if after.isdigit() else 0
+            text = e.read().decode('utf-8', 'replace')
             why = explain('HTTP %d' % e.code, parse_json(text).get('error') or text[:500])
-            if after > 60 or 'insufficient_quota' in text or (e.code < 500 and e.code not in RETRY):
-                raise Fail(why)
+            if fix_refusal(cfg, messages, e.code, text): return chat(cfg, messages, tools)
+            if e.code not in RETRY or 'insufficient_quota' in text: raise Fail(why)
         except (OSError, http.client.HTTPException) as e:  # refused, timed out, cut off...
-            why, after = ('network error at %s: %s (is a server running there? see endpoint= '
-                          'in model.cfg)' % (cfg['endpoint'], getattr(e, 'reason', None) or e)), 0
+            why = ('network error at %s: %s (is a server running there? see endpoint= in model.cfg)'
+                   % (cfg['endpoint'], getattr(e, 'reason', None) or e))
         if delay is None: raise Fail('%s (gave up after 5 retries)' % why)
-        say(cfg, '%s; retrying in %d s' % (why, max(delay, after)), 'error')
-        time.sleep(max(delay, after))
+        say(cfg, '%s; retrying in %d s' % (why, delay), 'error')
+        time.sleep(delay)
+
+
+def fix_refusal(cfg, messages, code, text):
+    # A refused field the body names is left out from now on (from child agents' and summaries'
+    # requests too); with the context window full, the oldest tool output is. Each fix takes
+    # something away, so a server that keeps refusing ends the turn.
+    named = [field for field in cfg['optional'] if field in text]
+    if code in (400, 422) and named:
+        cfg['optional'].remove(named[0])
+        say(cfg, 'the server refused %s: sending again without it' % named[0], 'error')
+        return True
+    outputs = [m for m in messages if m['role'] == 'tool' and m['content'] != LEFT_OUT]
+    if code in (400, 413) and FULL.search(text) and outputs:
+        outputs[0]['content'] = LEFT_OUT
+        say(cfg, 'the context window is full: sending again without the oldest output', 'error')
+        return True
 
 
 def explain(status, error):  # the status and the server's own message, on one line
@@ -123,7 +146,7 @@ def events(response):
 
 
 def read_reply(cfg, response):
-    # Read a reply as it arrives and print its words live; return (message, finish).
+    # Read a reply as it arrives and print its words live; return the assistant message.
     text, calls, finish, mode, newline = [], {}, None, 'text', ''  # a marker's line break
     try:
         for chunk in events(response):
@@ -131,13 +154,11 @@ def read_reply(cfg, response):
             for choice in [c for c in chunk.get('choices') or [] if c.get('index', 0) == 0]:
                 finish = finish or choice.get('finish_reason')
                 delta = choice.get('delta') or choice.get('message') or {}
-                for fragment in delta.get('tool_calls') or []:
-                    add_fragment(calls, fragment)
+                for fragment in delta.get('tool_calls') or []: add_fragment(calls, fragment)
                 # Printed as it comes; when reasoning starts or ends, a marker on a line of its own.
                 for kind, piece in pieces(delta):
                     if not piece or not isinstance(piece, str): continue
-                    if kind != mode:
-                        say(cfg, newline + MARKERS[kind], 'marker', sys.stdout)
+                    if kind != mode: say(cfg, newline + MARKERS[kind], 'marker', sys.stdout)
                     mode, newline = kind, '' if piece.endswith('\n') else '\n'
                     if kind == 'text': text.append(piece)  # reasoning is shown, never kept
                     say(cfg, piece, kind, sys.stdout, '')
@@ -146,7 +167,7 @@ def read_reply(cfg, response):
         elif newline: say(cfg, '', out=sys.stdout)
     if not finish: raise ConnectionError('the reply stream ended early')
     reply = {'role': 'assistant', 'content': ''.join(text)}
-    return (dict(reply, tool_calls=list(calls.values())) if calls else reply), finish
+    return dict(reply, tool_calls=list(calls.values())) if calls else reply
 
 
 def pieces(d):  # the (kind, text) pieces of a delta d: its reasoning, then its words
@@ -195,26 +216,12 @@ def call_in_text(reply, tools):
 
 
 # ---------------------------------------------------------------- tools
-GAP = '\n\n[... %d bytes left out: see them with head, tail or grep ...]\n\n'
-
-
-def clip(f, limit):  # a file's text; past limit bytes, only its head and its tail
-    size, half = f.seek(0, 2), limit // 2
-    head, tail = os.pread(f.fileno(), half, 0), os.pread(f.fileno(), half, max(half, size - half))
-    gap = (GAP % (size - 2 * half)).encode() if size > 2 * half else b''
-    return (head + gap + tail).decode('utf-8', 'replace')
+MORE = '\n\n[... %d more bytes left out: see them with tail or grep ...]'
 
 
 def shell_exec(cfg, command):
-    # With confirm, the exact command is shown first, as a Python string literal (so nothing in it
-    # can hide); Enter or yes runs it, and any other answer goes to the model as the reason.
-    if cfg['confirm']:
-        # Keys pressed before the question (an Enter while the model was thinking) are no answer.
-        if sys.stdin.isatty(): termios.tcflush(sys.stdin, termios.TCIFLUSH)
-        say(cfg, '%r\nRun it? [Enter or y; or say why not] ' % command, 'status', end='')
-        answer = (sys.stdin.readline() or 'n').strip() if sys.stdin.isatty() else 'no terminal'
-        if answer.lower() not in ('', 'y', 'yes'): return 'error: not run; the user said: ' + answer
-    # Output goes to a file, not a pipe, so a background child cannot hold the call open.
+    # Output goes to a file, not a pipe, so a background child cannot hold the call open; only
+    # its head is read back (the exit line needs 200 bytes of max_tool_res).
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(command, shell=True, executable=SHELL, stdin=subprocess.DEVNULL,
                                 stdout=out, stderr=out, start_new_session=True)
@@ -222,10 +229,11 @@ def shell_exec(cfg, command):
             code = proc.wait(cfg['shell_timeout'])
         except subprocess.TimeoutExpired:
             code = 'killed after the %d s shell_timeout' % cfg['shell_timeout']
-        finally:
-            if proc.returncode is None:  # timeout, Ctrl+C or a signal: kill the whole group
-                os.killpg(proc.pid, signal.SIGKILL)
-        output = clip(out, cfg['max_tool_res'] - 200) or '(no output)'
+        finally:  # on a timeout, Ctrl+C or a signal, the whole group is killed
+            if proc.returncode is None: os.killpg(proc.pid, signal.SIGKILL)
+        size, limit = out.seek(0, 2), cfg['max_tool_res'] - 200
+        output = os.pread(out.fileno(), limit, 0).decode('utf-8', 'replace') or '(no output)'
+    if size > limit: output += MORE % (size - limit)
     return clean(cfg, output) + '\n\nexit: %s' % code
 
 
@@ -266,21 +274,16 @@ def run_tool(cfg, call, tools):  # check a call, trace it, run it; return the re
 
 # ---------------------------------------------------------------- agentic loop
 INTERRUPTED = 'error: this call did not finish (interrupted)'
-REPEATED = '\n\nNote: you already made this exact call. Answer now, or try something else.'
 
 
 def agent_loop(cfg, messages, prompt, tools):
     # One turn: add the prompt, then ask the model and run the tools it calls, until it calls none.
-    done = []  # (call, result) of each call run in this turn: repeats count within the turn
     messages.append({'role': 'user', 'content': prompt})
     for _ in range(cfg['max_al_iterations']):
-        # The same round a third time: no tools, so the model answers in words.
-        offered = [] if done and done.count(done[-1]) > 2 else tools
         say(cfg, '...requesting...', 'status')
-        reply, finish = chat(cfg, messages, offered)
-        reply = reply if reply.get('tool_calls') or not offered else call_in_text(reply, offered)
+        reply = chat(cfg, messages, tools)
+        reply = reply if reply.get('tool_calls') or not tools else call_in_text(reply, tools)
         calls = reply.get('tool_calls')
-        if finish == 'length': say(cfg, '[the reply was cut off by the token limit]', 'error')
         if reply['content'] or calls: messages.append(reply)  # never an empty message
         if not calls: return
         answers = [{'role': 'tool', 'tool_call_id': c['id'], 'content': INTERRUPTED} for c in calls]
@@ -288,21 +291,38 @@ def agent_loop(cfg, messages, prompt, tools):
         messages += answers
         for call, answer in zip(calls, answers):
             answer['content'] = run_tool(cfg, call, tools)
-            # A round is the call and its result; a child answers differently every time, so
-            # a run_subagent round is its prompt alone.
-            seen = answer['content'] if call['function']['name'] == 'shell_exec' else ''
-            done.append((call['function'], seen))
-            answer['content'] += REPEATED if done[-1] in done[:-1] else ''
     say(cfg, '[stopped after max_al_iterations=%d requests]' % cfg['max_al_iterations'], 'error')
 
 
 # ---------------------------------------------------------------- sessions
-def save_session(messages, sid, summary):
+def new_id(n=1):
+    # The time, readable, with a suffix while it is taken. The file is made at once (mode 'x'
+    # fails when it exists), so two saves in the same second never share an id.
+    sid = time.strftime('%Y%m%d-%H%M%S') + ('-%d' % n if n > 1 else '')
+    with contextlib.suppress(FileExistsError):
+        open(os.path.join(SESSIONS, sid + '.json'), 'x').close()
+        return sid
+    return new_id(n + 1)
+
+
+def save_session(messages, sid, summary):  # returns the id: a new one when sid is None
     # Atomically: a private file with a name no other Bantam uses, then a rename over the old one.
     os.makedirs(SESSIONS, 0o700, exist_ok=True)
+    sid = sid or new_id()
     with tempfile.NamedTemporaryFile('w', prefix=sid + '.', dir=SESSIONS, delete=False) as f:
         json.dump(dict(time=time.strftime('%F %T'), summary=summary, messages=messages), f)
     os.replace(f.name, os.path.join(SESSIONS, sid + '.json'))
+    return sid
+
+
+def autosave(messages, sid, kept):
+    # As autosave, and under the conversation's own id; one that changed other than by growing
+    # (/clear, /load, /compact, an output left out) is a new conversation, so the old one's file
+    # keeps it. The summary, which needs no model, is the first prompt's first line. Returns the id.
+    if messages[:len(kept)] != kept: sid = None
+    first = next((m['content'] for m in messages if m['role'] == 'user'), '').split('\n')[0]
+    save_session(messages, 'autosave', first)
+    return save_session(messages, sid, first)
 
 
 def sessions():  # {id: its saved data}, newest first
@@ -310,46 +330,41 @@ def sessions():  # {id: its saved data}, newest first
     return {path.stem: parse_json(path.read_bytes()) for path in paths}
 
 
-def load_session(key):  # by its exact id or a unique prefix of it
-    ids = sessions()
-    found = [i for i in ids if i == key] or [i for i in ids if i.startswith(key)]
-    if len(found) != 1: raise Fail('%d sessions match %r %s' % (len(found), key, ' '.join(found)))
-    loaded = ids[found[0]].get('messages')
-    if not (loaded and all(isinstance(m, dict) and 'role' in m for m in loaded)):
-        raise Fail('session %s is unreadable; the conversation is unchanged' % found[0])
-    return loaded
-
-
 def summarize(cfg, messages, ask):  # refuses an empty summary: it must never replace anything
-    summary = chat(cfg, messages + [{'role': 'user', 'content': ask}], [])[0]['content'].strip()
+    summary = chat(cfg, messages + [{'role': 'user', 'content': ask}], [])['content'].strip()
     if not summary: raise Fail('the model gave no summary; nothing was changed')
     return summary
 
 
 # ---------------------------------------------------------------- REPL
-HELP = ('usage: bantam.py [prompt.txt | -] ...   (no argument: the REPL; files make one prompt)\n'
+HELP = ('usage: bantam.py [prompt.txt | -]   (no argument: the REPL; -: the prompt from stdin)\n'
         'REPL: /save /list /load <id or prefix> /compact /clear /help /quit; Ctrl+J adds a line')
 
 
-def slash_command(cfg, messages, word, arg):  # a REPL command; an unknown one shows the help
+def run_line(cfg, messages, line):  # a REPL command when its first word is one; else a prompt
+    word, _, arg = line.partition(' ')
     if word == '/save':
-        sid = time.strftime('%Y%m%d-%H%M%S')
-        save_session(messages, sid, summarize(cfg, messages, 'Summarize our talk in one line.'))
-        say(cfg, 'saved session %s' % sid)
+        summary = summarize(cfg, messages, 'Summarize our talk in one line.')
+        say(cfg, 'saved session %s' % save_session(messages, None, summary))
     elif word == '/list':
         say(cfg, '\n'.join('%s  %s  %3d messages  %s' % (sid, s.get('time'), len(s.get(
             'messages') or []), s.get('summary', '(unreadable)')) for sid, s in sessions().items())
             or 'no saved sessions')
-    elif word == '/load':
-        messages[:] = load_session(arg)
+    elif word == '/load':  # the session with this id, else the only one whose id starts so
+        ids = sessions()
+        hits = [i for i in ids if i == arg] or [i for i in ids if i.startswith(arg)]
+        if len(hits) != 1: raise Fail('%d sessions match %r %s' % (len(hits), arg, ' '.join(hits)))
+        messages[:] = ids[hits[0]].get('messages')
     elif word == '/compact':
         summary = summarize(cfg, messages, 'Summarize our work so far for yourself: the task, '
                             'what was done and learned, and what remains.')
         messages[1:] = [{'role': 'user', 'content': 'Summary of our work so far:\n' + summary}]
     elif word == '/clear':
         messages[:] = [{'role': 'system', 'content': cfg['system']}]
-    else:
+    elif word == '/help':
         say(cfg, HELP, out=sys.stdout)
+    elif line:
+        agent_loop(cfg, messages, line, list(TOOLS))
 
 
 def repl(cfg, messages):  # read and run prompts; autosave whenever the conversation changed
@@ -359,31 +374,26 @@ def repl(cfg, messages):  # read and run prompts; autosave whenever the conversa
         readline.parse_and_bind(r'"\C-j": "\C-v\C-j"')  # Ctrl+J inserts a newline
         readline.parse_and_bind('set enable-bracketed-paste on')  # a pasted block is one prompt
         readline.read_history_file(HISTORY)
-    saved = json.dumps(messages)
-    while sys.stdin is not None:  # a closed standard input is the end of input
+    sid, kept = None, copy.deepcopy(messages)  # the conversation's id, once saved, and its copy
+    while None not in (sys.stdin, sys.stdout):  # a closed input or output ends the REPL
         try:
             line = input('> ').strip()
             if line == '/quit': break
-            if line.startswith('/'):
-                slash_command(cfg, messages, *line.partition(' ')[::2])
-            elif line:
-                agent_loop(cfg, messages, line, list(TOOLS))
-        except EOFError:
-            break
-        except KeyboardInterrupt:  # the turn (or the line being typed) ends
-            say(cfg, '[interrupted]', 'error')
+            run_line(cfg, messages, line)
+        except EOFError: break
+        except KeyboardInterrupt: say(cfg, '[interrupted]', 'error')  # ends the turn, or the line
         except Exception as e:  # no traceback ever: one line, and the REPL goes on
             say(cfg, e if isinstance(e, Fail) else '%s: %s' % (type(e).__name__, e), 'error')
         # After every line, however it ended (even by a signal in the middle of a turn).
         finally:
-            if json.dumps(messages) != saved: save_session(messages, 'autosave', '(autosave)')
-            saved = json.dumps(messages)
+            if messages != kept: sid = autosave(messages, sid, kept)
+            kept = copy.deepcopy(messages)
     with contextlib.suppress(NameError, OSError):
         readline.write_history_file(HISTORY)
 
 
 # ---------------------------------------------------------------- main
-def stop(number, frame):  # SIGTERM, SIGHUP (and Ctrl+C in one-shot mode): unwind, then exit
+def stop(number, frame):  # SIGTERM, SIGHUP, SIGQUIT (and Ctrl+C in one-shot mode): unwind, exit
     # A closed terminal, or stderr busy: exit all the same.
     with contextlib.suppress(Exception):
         print('\nbantam: stopped by %s' % signal.Signals(number).name, file=sys.stderr)
@@ -391,7 +401,7 @@ def stop(number, frame):  # SIGTERM, SIGHUP (and Ctrl+C in one-shot mode): unwin
 
 
 def main(argv):
-    for number in (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    for number in (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         # The default SIGPIPE: `| head` ends Bantam quietly.
         signal.signal(number, signal.SIG_DFL if number == signal.SIGPIPE else stop)
     if argv[1:2] in (['-h'], ['--help']):
@@ -402,8 +412,7 @@ def main(argv):
         cfg = load_config()
         messages = [{'role': 'system', 'content': cfg['system']}]
         if len(argv) < 2: return repl(cfg, messages) or 0
-        prompt = '\n'.join(sys.stdin.read() if name == '-' else pathlib.Path(name).read_text(
-            'utf-8') for name in argv[1:])  # several files make one prompt
+        prompt = sys.stdin.read() if argv[1] == '-' else pathlib.Path(argv[1]).read_text('utf-8')
         return agent_loop(cfg, messages, prompt, list(TOOLS)) or 0
     except Exception as e:  # no traceback ever: one line
         say(cfg, 'bantam: %s' % (e if isinstance(e, Fail) else '%s: %s' % (type(e).__name__, e)))

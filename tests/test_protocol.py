@@ -4,12 +4,11 @@ import glob
 import json
 import os
 import re
-import signal
 
 from helpers import FIXTURES, BantamCase
 
 CAPTURES = sorted(p for p in glob.glob(os.path.join(FIXTURES, '*'))
-                  if not p.endswith('.expected.json'))
+                  if os.path.isfile(p) and not p.endswith('.expected.json'))
 # Left out for the line budget (README, "Left out"): reasoning sent only in reasoning_details or in
 # Mistral's thinking parts is not shown, and old llama.cpp's "error:" lines are skipped like any
 # other field (that stream then holds only [DONE]: an empty answer, which is not stored).
@@ -95,8 +94,7 @@ class Replay(BantamCase):
         tool_answers = [m for m in messages if m['role'] == 'tool']
         self.assertEqual([m['tool_call_id'] for m in tool_answers], [c['id'] for c in calls])
         self.assert_valid_conversation(messages)
-        if choice.get('finish_reason') == 'length':
-            self.assertIn('token limit', proc.stderr)
+        self.assertNotIn('token limit', proc.stderr)  # that notice was cut for lines
 
 
     def check_call_in_text(self, proc, messages, text):
@@ -155,30 +153,14 @@ class ErrorPolicy(BantamCase):
         self.assertEqual((proc.returncode, len(self.server.requests)), (1, 1))
         self.assertIn('exceeded your current quota', proc.stderr)
 
-    def test_retry_after_is_honoured(self):
-        self.script(self.error(429, headers={'Retry-After': '2'}), {'text': 'later'})
-        proc = self.run_bantam()
-        self.assertEqual(proc.returncode, 0)
-        first, second = [r['time'] for r in self.server.requests]
-        self.assertGreaterEqual(second - first, 1.95)
-        self.assertIn('retrying in 2 s', proc.stderr)
-
-    def test_a_retry_after_longer_than_60_s_gives_up_at_once(self):
-        self.script(self.error(503, 'busy', headers={'Retry-After': '120'}))
-        proc = self.run_bantam()
-        self.assertEqual((proc.returncode, len(self.server.requests)), (1, 1))
-
-    def test_azure_retry_after_33_is_waited(self):
+    def test_azure_429_is_retried_on_the_schedule_whatever_its_retry_after(self):
+        # Retry-After is no longer read (cut for lines): the Fibonacci schedule applies.
         with open(os.path.join(FIXTURES, 'azure-openai-error-429-retry-after.json'), 'rb') as f:
             self.script({'raw': f.read(), 'code': 429, 'type': 'application/json',
-                         'headers': {'retry-after': '33'}})
-        proc = self.start_bantam()
-        self.addCleanup(proc.communicate)
-        line = proc.stderr.readline()
-        while 'retrying' not in line and line:
-            line = proc.stderr.readline()
-        self.assertIn('retrying in 33 s', line)
-        proc.send_signal(signal.SIGINT)
+                         'headers': {'retry-after': '33'}}, {'text': 'later'})
+        proc = self.run_bantam()
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('retrying in 1 s', proc.stderr)
 
     def test_a_context_length_error_is_the_servers_own_words_on_one_line(self):
         # (no "try /compact" hint: /compact sends the same conversation, and is refused too)

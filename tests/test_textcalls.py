@@ -134,17 +134,6 @@ class NotCallsInText(BantamCase):
                          ['{"command": "echo real"}'])
         self.assertEqual(self.sent()[3]['content'], 'real\n\n\nexit: 0')
 
-    def test_a_request_without_tools_is_never_answered_with_a_call(self):
-        # The third identical round makes the next request go without tools (the repeat guard):
-        # a call written as text in that reply is the model's answer, not a call.
-        call = ('shell_exec', {'command': 'ls'})
-        proc = self.one_turn({'calls': [call]}, {'calls': [call]}, {'calls': [call]},
-                             {'text': BARE})
-        self.assertEqual(['tools' in r['body'] for r in self.server.requests],
-                         [True, True, True, False])
-        self.assertEqual(self.sent()[-1]['role'], 'tool')
-        self.assertTrue(proc.stdout.endswith(BARE + '\n'))
-
     def test_a_summary_is_never_a_call(self):
         self.script({'text': 'an answer'}, {'text': BARE})
         proc = self.run_repl('question', '/compact', '/quit')

@@ -1,5 +1,5 @@
 """A good Unix citizen: pipeable one-shot output, bounded tool output, well-behaved children,
-clean tool text, and small-model guards (repeat notes, empty results)."""
+clean tool text, and what small models are told (empty results, the shell tool's habit)."""
 import json
 import os
 import signal
@@ -69,8 +69,18 @@ class Pipes(BantamCase):
         self.assertNotIn('Traceback', err)
 
 
+    def test_a_closed_stdout_ends_the_repl_quietly(self):
+        # input() cannot prompt without stdout: the REPL used to print that error in a loop.
+        proc = subprocess.run(CMD, cwd=self.cwd, env=self.env(),
+                              stderr=subprocess.PIPE, preexec_fn=lambda: os.close(1),
+                              input=b'hello\n', timeout=30)
+        self.assertEqual(proc.returncode, 0)
+        self.assertEqual(proc.stderr, b'')
+        self.assertEqual(self.server.requests, [])
+
+
 class BoundedOutput(BantamCase):
-    def test_long_output_keeps_head_tail_and_the_exit_line(self):
+    def test_long_output_keeps_its_head_says_how_much_more_and_the_exit_line(self):
         self.config(max_tool_res=2000)
         command = 'for i in $(seq 1 2000); do echo line $i; done; exit 4'
         self.script({'calls': [('shell_exec', {'command': command})]}, {'text': 'ok'})
@@ -78,8 +88,10 @@ class BoundedOutput(BantamCase):
         result = self.sent()[-1]['content']
         self.assertLessEqual(len(result.encode()), 2000)
         self.assertTrue(result.startswith('line 1\nline 2\n'))
-        self.assertTrue(result.endswith('line 2000\n\n\nexit: 4'))
-        self.assertRegex(result, r'\[\.\.\. \d+ bytes left out: see them with head, tail or grep')
+        self.assertNotIn('line 2000\n', result)
+        size = len(''.join('line %d\n' % i for i in range(1, 2001)))
+        note = '\n\n[... %d more bytes left out: see them with tail or grep ...]' % (size - 1800)
+        self.assertTrue(result.endswith(note + '\n\nexit: 4'), result[-200:])
 
     def peak_rss_kb(self, command):
         """Peak RSS of a one-shot Bantam run whose tool prints what command prints."""
@@ -138,102 +150,14 @@ class CleanText(BantamCase):
                     {'calls': [('shell_exec', {'command': command})]}, {'text': 'ok'})
         proc = self.run_bantam()
         result = self.sent(1)[-1]['content']
-        self.assertEqual(result, self.sent()[-1]['content'].split('\n\nNote')[0])  # escaped too
+        self.assertEqual(result, self.sent()[-1]['content'])  # the escaped command too
         self.assertTrue(result.startswith('zerowidth evil bomx [31mred\n' + kept), result)
         for char in '\u200b\u200d\u202e\u202c\ufeff\u2066\u2069\x1b':
             self.assertNotIn(char, result + proc.stderr)
         self.assertIn('# note', proc.stderr)
 
 
-class Truncation(BantamCase):
-    def test_finish_reason_length_is_reported(self):
-        self.script({'text': 'cut sh', 'finish': 'length'})
-        proc = self.run_bantam()
-        self.assertIn('token limit', proc.stderr)
-        self.assertEqual(proc.stdout, 'cut sh\n')
-
-
 class SmallModels(BantamCase):
-    def test_an_identical_repeated_call_is_run_and_flagged(self):
-        call = ('shell_exec', {'command': 'ls'})
-        self.script({'calls': [call]}, {'calls': [call]},
-                    {'calls': [('shell_exec', {'command': 'pwd'})]}, {'text': 'done'})
-        self.run_bantam()
-        results = [m['content'] for m in self.sent() if m['role'] == 'tool']
-        self.assertEqual(len(results), 3)
-        self.assertNotIn('exact call', results[0])
-        self.assertIn('exact call', results[1])
-        self.assertIn('prompt.txt\n', results[1])
-        self.assertNotIn('exact call', results[2])
-
-    def test_three_identical_calls_in_a_row_make_it_answer_without_tools(self):
-        call = ('shell_exec', {'command': 'ls'})
-        self.script({'calls': [call]}, {'calls': [call]}, {'calls': [call]}, {'text': 'done'})
-        proc = self.run_bantam()
-        self.assertEqual(proc.returncode, 0)
-        self.assertEqual(['tools' in r['body'] for r in self.server.requests],
-                         [True, True, True, False])
-        self.assertEqual(proc.stdout, 'done\n')
-
-    def test_a_call_repeated_after_another_one_is_flagged(self):
-        # Every reply's first call has the id call_0 here, as with some servers: results are
-        # matched to calls by position, not by id.
-        a, b = ('shell_exec', {'command': 'ls'}), ('run_subagent', {'prompt': 'list files'})
-        self.script({'calls': [a]}, {'calls': [b]}, {'text': 'child done'}, {'calls': [a]},
-                    {'text': 'done'})
-        self.run_bantam()
-        results = [m['content'] for m in self.sent() if m['role'] == 'tool']
-        self.assertEqual(['exact call' in r for r in results], [False, False, True])
-
-    def test_the_same_subagent_prompt_is_a_repeat_though_the_child_answers_differ(self):
-        # A small model asks a child for help again and again; each child answers differently.
-        ask = ('run_subagent', {'prompt': 'what is the path of the script?'})
-        self.script({'calls': [ask]}, {'text': 'maybe a.py'}, {'calls': [ask]},
-                    {'text': 'maybe b.py'}, {'calls': [ask]}, {'text': 'maybe c.py'},
-                    {'text': 'done'})
-        proc = self.run_bantam()
-        self.assertEqual(proc.stdout.split()[-1], 'done')
-        results = [m['content'] for m in self.sent() if m['role'] == 'tool']
-        self.assertEqual(['exact call' in r for r in results], [False, True, True])
-        self.assertTrue(results[1].startswith('maybe b.py'), results[1])
-        self.assertEqual(['tools' in r['body'] for r in self.server.requests],
-                         [True] * 6 + [False])
-
-    def test_a_call_made_a_third_time_in_a_turn_makes_it_answer_without_tools(self):
-        a, b = ('shell_exec', {'command': 'ls'}), ('shell_exec', {'command': 'pwd'})
-        self.script({'calls': [a]}, {'calls': [b]}, {'calls': [a]}, {'calls': [b]},
-                    {'calls': [a]}, {'text': 'done'})
-        proc = self.run_bantam()
-        self.assertEqual(['tools' in r['body'] for r in self.server.requests],
-                         [True] * 5 + [False])
-        self.assertEqual(proc.stdout, 'done\n')
-
-    def test_a_call_that_gets_a_new_result_is_not_a_repeat(self):
-        # e.g. running the tests again after each edit: the same call, but something changed
-        call = ('shell_exec', {'command': 'echo x >> log; wc -l < log'})
-        self.script(*[{'calls': [call]}] * 4 + [{'text': 'done'}])
-        self.run_bantam()
-        results = [m['content'] for m in self.sent() if m['role'] == 'tool']
-        self.assertEqual(results, ['%d\n\n\nexit: 0' % n for n in (1, 2, 3, 4)])
-        self.assertTrue(all('tools' in r['body'] for r in self.server.requests))
-
-    def test_repeats_in_an_earlier_turn_do_not_count(self):
-        call = ('shell_exec', {'command': 'ls'})
-        self.script({'calls': [call]}, {'calls': [call]}, {'calls': [call]}, {'text': 'done'},
-                    {'calls': [call]}, {'text': 'done again'})
-        self.run_repl('list', 'list again')
-        self.assertEqual(['tools' in r['body'] for r in self.server.requests],
-                         [True, True, True, False, True, True])
-        results = [m['content'] for m in self.sent() if m['role'] == 'tool']
-        self.assertNotIn('exact call', results[-1])
-
-    def test_repeats_within_one_reply_are_flagged_too(self):
-        call = ('shell_exec', {'command': 'true'})
-        self.script({'calls': [call, call + ('second',)]}, {'text': 'done'})
-        self.run_bantam()
-        results = [m['content'] for m in self.sent() if m['role'] == 'tool']
-        self.assertEqual(['exact call' in r for r in results], [False, True])
-
     def test_an_empty_result_says_so(self):
         self.script({'calls': [('shell_exec', {'command': 'true'})]}, {'text': 'ok'})
         self.run_bantam()

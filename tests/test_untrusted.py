@@ -4,10 +4,9 @@ import json
 import os
 import re
 import subprocess
-import threading
 
 from fake_server import FakeServer, chunk, sse
-from helpers import CMD, BantamCase, read, wait_until
+from helpers import CMD, BantamCase, read
 
 # Sequences that act on a terminal (or hide text) when they are printed raw.
 ATTACKS = {'clipboard': '\x1b]52;c;ZWNobyBvd25lZA==\x07', 'title': '\x1b]0;owned\x07',
@@ -119,75 +118,6 @@ class CallsEndTheReply(BantamCase):
         self.script({'text': '{"name": ' * 5000})
         proc = self.run_bantam()
         self.assertEqual((proc.returncode, len(self.server.requests)), (0, 1), proc.stderr[-500:])
-
-
-class ConfirmShowsWhatRuns(BantamCase):
-    """confirm=true: the decoded command is shown before the question; keys typed earlier do not
-    answer it."""
-
-    def ask(self, arguments, answer='no\r'):
-        self.config(confirm='true', color='never', timeout=10, shell_timeout=20)
-        self.script({'calls': [('shell_exec', arguments)]}, {'text': 'turn over'})
-        session = self.pty()
-        session.expect('> ')
-        session.send('make it\r')
-        end = session.expect('Run it? ')
-        question = session.text[:end].splitlines()[-2:]
-        session.send(answer)
-        session.expect('turn over')
-        return question
-
-    def test_the_decoded_command_is_shown(self):
-        question = self.ask('{"command": "\\u0074ouch made"}')
-        self.assertEqual(question[0], "'touch made'")
-
-    def test_of_two_command_keys_the_one_that_runs_is_shown(self):
-        question = self.ask('{"command": "echo harmless", "command": "touch made"}', 'y\r')
-        self.assertEqual(question[0], "'touch made'")
-        self.assertTrue(os.path.exists(os.path.join(self.cwd, 'made')))
-
-    def test_hidden_characters_are_written_as_escapes(self):
-        question = self.ask(json.dumps({'command': 'touch made\u202e\x1b[8m'}))
-        self.assertEqual(question[0], "'touch made\\u202e\\x1b[8m'")
-
-    def test_the_conceal_sequence_before_a_call_cannot_hide_it(self):
-        self.config(confirm='true', color='always', timeout=10, shell_timeout=20)
-        self.script({'text': 'Sure.\x1b[8m', 'calls': [('shell_exec', {'command': 'touch x'})]},
-                    {'text': 'turn over'})
-        session = self.pty()
-        session.expect('> ')
-        session.send('go\r')
-        session.expect('Run it? ')
-        with session.lock:
-            raw = session.buffer.decode()
-        self.assertNotIn('\x1b[8m', raw)
-        session.send('n\r')
-        session.expect('turn over')
-
-    def test_yes_in_any_case_runs(self):
-        for answer in ('yes\r', 'YES\r', 'Y\r'):
-            self.server.requests.clear()
-            self.ask({'command': 'touch made'}, answer)
-            self.assertTrue(os.path.exists(os.path.join(self.cwd, 'made')), answer)
-            os.remove(os.path.join(self.cwd, 'made'))
-
-    def test_an_enter_pressed_while_the_model_thinks_is_not_an_answer(self):
-        self.config(confirm='true', color='never', timeout=10, shell_timeout=20)
-        hold = threading.Event()
-        self.addCleanup(hold.set)
-        self.script({'calls': [('shell_exec', {'command': 'touch made'})], 'hold': hold},
-                    {'text': 'turn over'})
-        session = self.pty()
-        session.expect('> ')
-        session.send('make it\r')
-        self.assertTrue(wait_until(lambda: self.server.requests))
-        session.send('\r')  # "is it stuck?"
-        hold.set()
-        session.expect('Run it? ')
-        session.send('no, wait\r')
-        session.expect('turn over')
-        self.assertFalse(os.path.exists(os.path.join(self.cwd, 'made')))
-        self.assertEqual(self.sent()[-1]['content'], 'error: not run; the user said: no, wait')
 
 
 class TheKey(BantamCase):
