@@ -7,9 +7,12 @@ llama.cpp server and the 1.5B Qwen coder model of ../shared/real-llm:
     ... tests.test_live.OneStep     (eight one-step tasks)
     ... tests.test_live.OneStepReworded   (the same eight, asked in other words)
     ... tests.test_live.MultiStep   (ten multi-step tasks)
+    ... tests.test_live.FullWindow  (three tasks whose output overflows a 4,096-token window:
+                                     start the server with CTX=4096)
 
 A task fails when the files are not right, when a file the task did not ask to change was
-changed or removed, or when the run reached max_al_iterations.
+changed or removed, when the run reached max_al_iterations, or when it ended with an error (for
+FullWindow, that it ended with the context error is noted in the summary line as CONTEXT).
 
 Optional: BANTAM_LIVE_MODEL (default "local"), BANTAM_LIVE_TEMPERATURE (default 0.2).
 Each task runs one-shot in a fresh directory with its own HOME; a summary line per task is
@@ -54,8 +57,9 @@ class LiveTasks(unittest.TestCase):
                 f.write(text)
         with open(os.path.join(work, 'model.cfg'), 'w') as f:
             f.write('endpoint=%s\nmodel=%s\ntemperature=%s\ntimeout=600\nmax_al_iterations=15\n'
-                    'color=never\n' % (ENDPOINT, os.environ.get('BANTAM_LIVE_MODEL', 'local'),
-                                       os.environ.get('BANTAM_LIVE_TEMPERATURE', '0.2')))
+                    'color=never\nmax_tokens=1024\n' % (
+                        ENDPOINT, os.environ.get('BANTAM_LIVE_MODEL', 'local'),
+                        os.environ.get('BANTAM_LIVE_TEMPERATURE', '0.2')))
         with open(os.path.join(work, '.prompt'), 'w') as f:
             f.write(prompt)
         env = dict(os.environ, HOME=work)
@@ -83,9 +87,11 @@ class LiveTasks(unittest.TestCase):
         super().run(result)
         if hasattr(self, 'seconds'):
             ok = len(result.failures) + len(result.errors) == before
-            RESULTS.append('%-28s %s  %2d tool calls  %5.1f s' % (
+            context = 'CONTEXT' if 'context size' in self.trace.strip()[-300:] else ''
+            RESULTS.append('%-28s %s  %2d tool calls  %5.1f s  %2d left out  %s' % (
                 self._testMethodName[5:], 'PASS' if ok else 'FAIL',
-                self.trace.count('[tool call:'), self.seconds))
+                self.trace.count('[tool call:'), self.seconds,
+                self.trace.count('context window is full'), context))
         return result
 
     @classmethod
@@ -270,6 +276,39 @@ class MultiStep(LiveTasks):
         work = self.run_task('Read the version number in the VERSION file and create a directory '
                              'named release-<that version>.', {'VERSION': '2.7.1\n'})
         self.assertTrue(os.path.isdir(os.path.join(work, 'release-2.7.1')))
+
+
+
+def big_log(lines=700):
+    """A log of about 44 KB (some 15,000 tokens): more than a 4,096-token window holds."""
+    rows = ['2026-11-30 %02d:%02d:%02d %s worker-%d batch %d took %d ms' % (
+        i // 3600, i // 60 % 60, i % 60, 'ERROR' if i % 37 == 0 else 'INFO', i % 7, i,
+        (i * 7919) % 997) for i in range(1, lines)]
+    return '\n'.join(rows + ['2026-11-30 23:59:59 INFO shutdown complete']) + '\n'
+
+
+class FullWindow(LiveTasks):
+    """Each command prints more than the server's window holds; the run must not die of it."""
+
+    def test_print_a_log_then_keep_its_last_line(self):
+        work = self.run_task('Print the whole of big.log with cat, then write its last line into '
+                             'last.txt.', {'big.log': big_log()})
+        self.assertEqual(read(os.path.join(work, 'last.txt')),
+                         '2026-11-30 23:59:59 INFO shutdown complete')
+
+    def test_show_a_log_then_count_its_errors(self):
+        work = self.run_task('First show me everything in big.log (use cat). After that, count '
+                             'the lines that contain ERROR and write the count into errors.txt.',
+                             {'big.log': big_log()})
+        self.assertEqual(read(os.path.join(work, 'errors.txt')), str(699 // 37))
+
+    def test_read_a_table_then_count_its_rows(self):
+        table = 'id,name,score\n' + ''.join('%d,player%d,%d\n' % (i, i, i * 3 % 100)
+                                            for i in range(1, 1500))
+        work = self.run_task('Look at all of scores.csv with cat. Then write how many data rows '
+                             'it has (not counting the header line) into rows.txt.',
+                             {'scores.csv': table})
+        self.assertEqual(read(os.path.join(work, 'rows.txt')), '1499')
 
 
 if __name__ == '__main__':

@@ -5,7 +5,7 @@ import os
 import signal
 import socket
 
-from helpers import BantamCase, alive, read, wait_until
+from helpers import ROOT, BantamCase, alive, read, wait_until
 
 
 
@@ -144,6 +144,16 @@ class Settings(BantamCase):
         self.assertIn('bad setting on line 4 of model.cfg', proc.stderr)
         self.assertEqual(self.server.requests, [])
         self.assertFalse(os.path.exists(os.path.join(self.cwd, 'made')))
+
+    def test_the_shipped_model_cfg_loads(self):
+        # Every key in it must be one Bantam knows (a removed setting left there stops Bantam).
+        with open(os.path.join(ROOT, 'model.cfg')) as f:
+            shipped = f.read()
+        with open(os.path.join(self.cwd, 'model.cfg'), 'w') as f:
+            f.write(shipped.replace('http://localhost:8080/v1', self.server.url))
+        proc = self.run_bantam()
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(self.server.requests[0]['body']['max_tokens'], 1024)
 
     def test_one_prompt_file_is_the_prompt(self):
         proc = self.run_bantam(self.prompt_file('only this', 'a.txt'))
