@@ -79,24 +79,20 @@ FULL = re.compile('context.(length|size|window)|too long|maximum number of token
 LEFT_OUT = '[left out to fit the context window: run the command again with head, tail or grep]'
 
 
-def post(cfg, messages, tools):  # the request, with the optional fields not refused so far
+def chat(cfg, messages, tools):
+    # Send the conversation and return the reply, retrying on the Fibonacci schedule. A refusal
+    # Bantam can fix is fixed, and the request made anew and sent at once, with a new schedule.
     body = dict(model=cfg['model'], messages=messages, stream=cfg['stream'])
-    body.update((field, cfg[field]) for field in cfg['optional'])
+    body.update((field, cfg[field]) for field in cfg['optional'])  # those not refused so far
     if tools: body['tools'] = [SCHEMAS[name] for name in tools]
     request = urllib.request.Request(cfg['endpoint'].rstrip('/') + '/chat/completions',
                                      json.dumps(body).encode(), HEADERS)
     # Unredirected: a redirect never takes the key to another host.
     if cfg['api_key']: request.add_unredirected_header('Authorization', 'Bearer ' + cfg['api_key'])
-    return request
-
-
-def chat(cfg, messages, tools):
-    # Send the conversation and return the reply, retrying on the Fibonacci schedule. A refusal
-    # Bantam can fix is fixed and sent again at once, with a new schedule.
     for delay in (1, 1, 2, 3, 5, None):
         try:
-            with urllib.request.urlopen(post(cfg, messages, tools), timeout=cfg['timeout']) as r:
-                return read_reply(cfg, r)
+            with urllib.request.urlopen(request, timeout=cfg['timeout']) as response:
+                return read_reply(cfg, response)
         except urllib.error.HTTPError as e:
             text = e.read().decode('utf-8', 'replace')
             why = explain('HTTP %d' % e.code, parse_json(text).get('error') or text[:500])
@@ -278,6 +274,8 @@ INTERRUPTED = 'error: this call did not finish (interrupted)'
 
 def agent_loop(cfg, messages, prompt, tools):
     # One turn: add the prompt, then ask the model and run the tools it calls, until it calls none.
+    if messages[-1]['role'] == 'user':  # the last prompt got no answer: one message for both,
+        prompt = messages.pop()['content'] + '\n\n' + prompt  # as strict chat templates want
     messages.append({'role': 'user', 'content': prompt})
     for _ in range(cfg['max_al_iterations']):
         say(cfg, '...requesting...', 'status')

@@ -2,9 +2,10 @@
 and the autosave stays the current conversation. The REPL runs on a pseudo-terminal."""
 import os
 import re
+import threading
 import time
 
-from helpers import BantamCase
+from helpers import BantamCase, wait_until
 
 
 class Kept(BantamCase):
@@ -96,3 +97,33 @@ class Kept(BantamCase):
         self.assertEqual(len(self.conversation('question')), 3)  # its own id and two saves
         for sid in ids:
             self.assertRegex(sid, r'^\d{8}-\d{6}-\d+$')
+
+
+class NoTwoPromptsInARow(BantamCase):
+    """A turn that got no answer leaves its prompt unanswered; the next prompt joins it, so no
+    two user messages follow each other (strict chat templates refuse that) and no word is lost."""
+
+    def test_after_an_error_the_next_prompt_joins_the_unanswered_one(self):
+        self.script({'status': 401, 'json': {'error': {'message': 'who are you'}}},
+                    {'text': 'now I see'})
+        proc = self.run_repl('first words', 'second words')
+        self.assertIn('HTTP 401', proc.stderr)
+        self.assertEqual(self.sent(), [self.sent()[0], {'role': 'user',
+                                                        'content': 'first words\n\nsecond words'}])
+        self.assertEqual([m['role'] for m in self.autosaved()], ['system', 'user', 'assistant'])
+
+    def test_after_ctrl_c_in_the_first_request_too(self):
+        hold = threading.Event()
+        self.addCleanup(hold.set)
+        self.script({'hold': hold, 'text': 'too late'}, {'text': 'answered'})
+        session = self.pty()
+        session.expect('> ')
+        session.send('slow question\r')
+        self.assertTrue(wait_until(lambda: len(self.server.requests) == 1))
+        session.send('\x03')
+        start = session.expect('[interrupted]')
+        session.expect('> ', start=start)
+        session.send('next question\r')
+        session.expect('answered')
+        self.assertEqual([m['role'] for m in self.sent()], ['system', 'user'])
+        self.assertEqual(self.sent()[1]['content'], 'slow question\n\nnext question')
