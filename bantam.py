@@ -315,8 +315,8 @@ def save_session(messages, sid, summary):  # returns the id: a new one when sid 
 
 def autosave(messages, sid, kept):
     # As autosave, and under the conversation's own id; one that changed other than by growing
-    # (/clear, /load, /compact, an output left out) is a new conversation, so the old one's file
-    # keeps it. The summary, which needs no model, is the first prompt's first line. Returns the id.
+    # (/clear, /load, /compact, an output left out, a joined prompt) is a new conversation: the
+    # old file keeps the old one. Its summary, needing no model, is its first prompt's first line.
     if messages[:len(kept)] != kept: sid = None
     first = next((m['content'] for m in messages if m['role'] == 'user'), '').split('\n')[0]
     save_session(messages, 'autosave', first)

@@ -9,6 +9,7 @@ llama.cpp server and the 1.5B Qwen coder model of ../shared/real-llm:
     ... tests.test_live.MultiStep   (ten multi-step tasks)
     ... tests.test_live.FullWindow  (three tasks whose output overflows a 4,096-token window:
                                      start the server with CTX=4096)
+    ... tests.test_live.FullWindowReworded   (the same three, asked in other words)
 
 A task fails when the files are not right, when a file the task did not ask to change was
 changed or removed, when the run reached max_al_iterations, or when it ended with an error (for
@@ -307,6 +308,31 @@ class FullWindow(LiveTasks):
                                             for i in range(1, 1500))
         work = self.run_task('Look at all of scores.csv with cat. Then write how many data rows '
                              'it has (not counting the header line) into rows.txt.',
+                             {'scores.csv': table})
+        self.assertEqual(read(os.path.join(work, 'rows.txt')), '1499')
+
+
+
+class FullWindowReworded(FullWindow):
+    """The same three tasks and checks, asked in other words."""
+
+    def test_print_a_log_then_keep_its_last_line(self):
+        work = self.run_task('I want to read big.log in full, so cat it for me. Afterwards save '
+                             'the final line of the log in a file called last.txt.',
+                             {'big.log': big_log()})
+        self.assertEqual(read(os.path.join(work, 'last.txt')),
+                         '2026-11-30 23:59:59 INFO shutdown complete')
+
+    def test_show_a_log_then_count_its_errors(self):
+        work = self.run_task('Run cat big.log so I can see all of it. Then put the number of '
+                             'ERROR lines in big.log into errors.txt.', {'big.log': big_log()})
+        self.assertEqual(read(os.path.join(work, 'errors.txt')), str(699 // 37))
+
+    def test_read_a_table_then_count_its_rows(self):
+        table = 'id,name,score\n' + ''.join('%d,player%d,%d\n' % (i, i, i * 3 % 100)
+                                            for i in range(1, 1500))
+        work = self.run_task('Dump scores.csv to the screen with cat. Next, count its rows '
+                             'without the header and save that number in rows.txt.',
                              {'scores.csv': table})
         self.assertEqual(read(os.path.join(work, 'rows.txt')), '1499')
 
