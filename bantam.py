@@ -42,8 +42,11 @@ def load_config():
             except (KeyError, ValueError):
                 raise Fail('bad setting on line %d of model.cfg (see bantam.py --help)' % number)
     if os.getenv('NO_COLOR') or os.getenv('BANTAM_NO_COLOR'): cfg['color'] = 'never'
-    key = os.environ.pop('OPENAI_API_KEY', '')  # out of the environment tool commands inherit
-    cfg['api_key'] = (cfg['api_key'] or key).strip()
+    key = os.getenv('OPENAI_API_KEY', '').strip()
+    cfg['api_key'] = cfg['api_key'] or key
+    # Out of the environment tool commands inherit when it is the key sent; not when another is.
+    if cfg['api_key'] == key: os.environ.pop('OPENAI_API_KEY', None)
+    if re.search(r'\s', cfg['api_key']): raise Fail('the API key has white space inside; not sent')
     # Sent while set; a field a server refuses is taken out of this list (chat client).
     cfg['optional'] = ['temperature'] + [k for k in ('max_tokens', 'reasoning_effort') if cfg[k]]
     cfg['system'] = local_text('system.txt', SYSTEM).strip()
@@ -137,8 +140,7 @@ def events(response):
         if field == 'data' and value.strip() == '[DONE]':
             yield {'choices': [{'finish_reason': 'stop'}]}  # complete, even without one
             return
-        if field == 'data':
-            yield parse_json(value)
+        if field == 'data': yield parse_json(value)
 
 
 def read_reply(cfg, response):
@@ -386,8 +388,7 @@ def repl(cfg, messages):  # read and run prompts; autosave whenever the conversa
         finally:
             if messages != kept: sid = autosave(messages, sid, kept)
             kept = copy.deepcopy(messages)
-    with contextlib.suppress(NameError, OSError):
-        readline.write_history_file(HISTORY)
+    with contextlib.suppress(NameError, OSError): readline.write_history_file(HISTORY)
 
 
 # ---------------------------------------------------------------- main

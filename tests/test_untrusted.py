@@ -137,6 +137,37 @@ class TheKey(BantamCase):
         self.assertEqual(self.server.requests[0]['headers']['Authorization'], 'Bearer ' + KEY)
         self.assertEqual(self.sent()[-1]['content'], 'unset\n\n\nexit: 0')
 
+    def test_commands_keep_openai_api_key_when_bantam_sends_another(self):
+        # A local server's key in model.cfg: the user's own programs still need theirs.
+        other = 'sk-user-' + 'Zw4' * 12
+        self.config(api_key=KEY, color='never', timeout=10, shell_timeout=20)
+        self.script({'calls': [('shell_exec', {'command': 'echo "${OPENAI_API_KEY:-unset}"'})]},
+                    {'text': 'ok'})
+        self.run_bantam(env={'OPENAI_API_KEY': other})
+        self.assertEqual(self.server.requests[0]['headers']['Authorization'], 'Bearer ' + KEY)
+        self.assertEqual(self.sent()[-1]['content'], other + '\n\n\nexit: 0')
+
+    def test_the_same_key_in_model_cfg_and_the_environment_is_taken_out(self):
+        self.config(api_key=KEY, color='never', timeout=10, shell_timeout=20)
+        self.script({'calls': [('shell_exec', {'command': 'echo "${OPENAI_API_KEY:-unset}"'})]},
+                    {'text': 'ok'})
+        self.run_bantam(env={'OPENAI_API_KEY': KEY})
+        self.assertEqual(self.sent()[-1]['content'], 'unset\n\n\nexit: 0')
+
+    def assert_refused_unprinted(self, proc):
+        self.assertEqual(proc.returncode, 1)
+        self.assertEqual(proc.stderr, 'bantam: the API key has white space inside; not sent\n')
+        self.assertEqual(self.server.requests, [])
+
+    def test_a_key_with_a_line_break_inside_is_refused_without_printing_it(self):
+        # "$(cat key.txt)" of a two-line file: urllib's error used to print the header's bytes.
+        proc = self.run_bantam(env={'OPENAI_API_KEY': KEY[:20] + '\n' + KEY[20:]})
+        self.assert_refused_unprinted(proc)
+
+    def test_a_key_with_a_space_inside_in_model_cfg_too(self):
+        self.config(api_key=KEY[:20] + ' ' + KEY[20:], color='never', timeout=10)
+        self.assert_refused_unprinted(self.run_bantam())
+
     def test_white_space_around_the_key_is_trimmed(self):
         proc = self.run_bantam(env={'OPENAI_API_KEY': ' %s\r' % KEY})  # a CRLF .env file
         self.assertEqual(proc.returncode, 0, proc.stderr)
