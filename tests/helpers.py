@@ -133,6 +133,18 @@ class BantamCase(unittest.TestCase):
         self.addCleanup(session.close)
         return session
 
+    def start_repl(self, **env):
+        """The REPL on a pseudo-terminal, once it shows its first prompt."""
+        session = self.pty(env=env)
+        session.expect('> ')
+        return session
+
+    def ask(self, session, line, wait_for):
+        """Type a line and Enter; wait for wait_for after it; return the offset after that."""
+        start = len(session.text)
+        session.send(line + '\r')
+        return session.expect(wait_for, start=start)
+
     def sent(self, i=-1):
         """The messages of request i, as the server received them."""
         return self.server.requests[i]['body']['messages']

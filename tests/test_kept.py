@@ -9,16 +9,6 @@ from helpers import BantamCase, wait_until
 
 
 class Kept(BantamCase):
-    def start(self):
-        session = self.pty()
-        session.expect('> ')
-        return session
-
-    def ask(self, session, line, wait_for):
-        start = len(session.text)
-        session.send(line + '\r')
-        return session.expect(wait_for, start=start)
-
     def quit(self, session):
         self.ask(session, '/quit', '')
         self.assertEqual(session.wait(), 0)
@@ -36,10 +26,10 @@ class Kept(BantamCase):
 
     def test_the_previous_repls_conversation_is_kept(self):
         self.script({'text': 'an hour of work'}, {'text': 'a new day'})
-        s = self.start()
+        s = self.start_repl()
         self.ask(s, 'yesterday', 'an hour of work')
         self.quit(s)
-        s = self.start()
+        s = self.start_repl()
         self.ask(s, 'today', 'a new day')
         self.ask(s, '/list', '> ')
         self.quit(s)
@@ -51,7 +41,7 @@ class Kept(BantamCase):
 
     def test_clear_and_load_keep_the_conversation_they_leave(self):
         self.script({'text': 'one'}, {'text': 'two'}, {'text': 'three'})
-        s = self.start()
+        s = self.start_repl()
         self.ask(s, 'first talk', 'one')
         self.ask(s, '/clear', '> ')
         self.ask(s, 'second talk\nwith two lines', 'two')
@@ -67,7 +57,7 @@ class Kept(BantamCase):
 
     def test_a_conversation_keeps_its_id_while_it_grows(self):
         self.script({'text': 'one'}, {'text': 'two'})
-        s = self.start()
+        s = self.start_repl()
         self.ask(s, 'grow', 'one')
         self.ask(s, 'more', 'two')
         self.quit(s)
@@ -83,7 +73,7 @@ class Kept(BantamCase):
             with open(os.path.join(self.sessions(), sid + '.json'), 'w') as f:
                 f.write('{"summary": "someone else\'s", "messages": []}')
         self.script({'text': 'answer'}, {'text': 'Summary one.'}, {'text': 'Summary two.'})
-        s = self.start()
+        s = self.start_repl()
         self.ask(s, 'question', 'answer')
         self.ask(s, '/save', 'saved session')
         self.ask(s, '/save', 'saved session')

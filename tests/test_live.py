@@ -289,52 +289,39 @@ def big_log(lines=700):
 
 
 class FullWindow(LiveTasks):
-    """Each command prints more than the server's window holds; the run must not die of it."""
+    """Each command prints more than the server's window holds; the run must not die of it.
+    FullWindowReworded asks for the same in other words."""
+    ASK = {
+        'last': 'Print the whole of big.log with cat, then write its last line into last.txt.',
+        'errors': 'First show me everything in big.log (use cat). After that, count the lines '
+                  'that contain ERROR and write the count into errors.txt.',
+        'rows': 'Look at all of scores.csv with cat. Then write how many data rows it has (not '
+                'counting the header line) into rows.txt.'}
+    TABLE = 'id,name,score\n' + ''.join('%d,player%d,%d\n' % (i, i, i * 3 % 100)
+                                        for i in range(1, 1500))
 
     def test_print_a_log_then_keep_its_last_line(self):
-        work = self.run_task('Print the whole of big.log with cat, then write its last line into '
-                             'last.txt.', {'big.log': big_log()})
+        work = self.run_task(self.ASK['last'], {'big.log': big_log()})
         self.assertEqual(read(os.path.join(work, 'last.txt')),
                          '2026-11-30 23:59:59 INFO shutdown complete')
 
     def test_show_a_log_then_count_its_errors(self):
-        work = self.run_task('First show me everything in big.log (use cat). After that, count '
-                             'the lines that contain ERROR and write the count into errors.txt.',
-                             {'big.log': big_log()})
+        work = self.run_task(self.ASK['errors'], {'big.log': big_log()})
         self.assertEqual(read(os.path.join(work, 'errors.txt')), str(699 // 37))
 
     def test_read_a_table_then_count_its_rows(self):
-        table = 'id,name,score\n' + ''.join('%d,player%d,%d\n' % (i, i, i * 3 % 100)
-                                            for i in range(1, 1500))
-        work = self.run_task('Look at all of scores.csv with cat. Then write how many data rows '
-                             'it has (not counting the header line) into rows.txt.',
-                             {'scores.csv': table})
+        work = self.run_task(self.ASK['rows'], {'scores.csv': self.TABLE})
         self.assertEqual(read(os.path.join(work, 'rows.txt')), '1499')
-
 
 
 class FullWindowReworded(FullWindow):
-    """The same three tasks and checks, asked in other words."""
-
-    def test_print_a_log_then_keep_its_last_line(self):
-        work = self.run_task('I want to read big.log in full, so cat it for me. Afterwards save '
-                             'the final line of the log in a file called last.txt.',
-                             {'big.log': big_log()})
-        self.assertEqual(read(os.path.join(work, 'last.txt')),
-                         '2026-11-30 23:59:59 INFO shutdown complete')
-
-    def test_show_a_log_then_count_its_errors(self):
-        work = self.run_task('Run cat big.log so I can see all of it. Then put the number of '
-                             'ERROR lines in big.log into errors.txt.', {'big.log': big_log()})
-        self.assertEqual(read(os.path.join(work, 'errors.txt')), str(699 // 37))
-
-    def test_read_a_table_then_count_its_rows(self):
-        table = 'id,name,score\n' + ''.join('%d,player%d,%d\n' % (i, i, i * 3 % 100)
-                                            for i in range(1, 1500))
-        work = self.run_task('Dump scores.csv to the screen with cat. Next, count its rows '
-                             'without the header and save that number in rows.txt.',
-                             {'scores.csv': table})
-        self.assertEqual(read(os.path.join(work, 'rows.txt')), '1499')
+    ASK = {
+        'last': 'I want to read big.log in full, so cat it for me. Afterwards save the final line '
+                'of the log in a file called last.txt.',
+        'errors': 'Run cat big.log so I can see all of it. Then put the number of ERROR lines in '
+                  'big.log into errors.txt.',
+        'rows': 'Dump scores.csv to the screen with cat. Next, count its rows without the header '
+                'and save that number in rows.txt.'}
 
 
 if __name__ == '__main__':

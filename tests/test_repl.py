@@ -10,19 +10,9 @@ from helpers import BantamCase, alive, read, wait_until
 
 
 class Repl(BantamCase):
-    def start(self, **env):
-        session = self.pty(env=env)
-        session.expect('> ')
-        return session
-
-    def ask(self, session, line, wait_for):
-        start = len(session.text)
-        session.send(line + '\r')
-        return session.expect(wait_for, start=start)
-
     def test_a_prompt_then_quit_and_history(self):
         self.script({'text': 'Hi from the model'})
-        s = self.start()
+        s = self.start_repl()
         self.ask(s, 'hello model', 'Hi from the model')
         s.expect('> ', start=s.text.index('Hi from the model'))
         s.send('/quit\r')
@@ -32,14 +22,14 @@ class Repl(BantamCase):
 
     def test_ctrl_j_inserts_a_newline_and_enter_sends_all(self):
         self.script({'text': 'got both lines'})
-        s = self.start()
+        s = self.start_repl()
         s.send('first line\nsecond line\r')
         s.expect('got both lines')
         self.assertEqual(self.sent()[-1], {'role': 'user', 'content': 'first line\nsecond line'})
 
     def test_ctrl_d_quits_and_autosaves(self):
         self.script({'text': 'one'})
-        s = self.start()
+        s = self.start_repl()
         self.ask(s, 'remember me', 'one')
         s.send('\x04')
         self.assertEqual(s.wait(), 0)
@@ -51,18 +41,18 @@ class Repl(BantamCase):
 
     def test_quitting_at_once_keeps_the_previous_autosave(self):
         self.script({'text': 'one'})
-        s = self.start()
+        s = self.start_repl()
         self.ask(s, 'keep this', 'one')
         s.send('/quit\r')
         s.wait()
-        s = self.start()
+        s = self.start_repl()
         s.send('/quit\r')
         s.wait()
         self.assertEqual(len(self.read_session('autosave')['messages']), 3)
 
     def test_save_list_load_by_prefix(self):
         self.script({'text': 'first answer'}, {'text': 'A chat about tests.'})
-        s = self.start()
+        s = self.start_repl()
         self.ask(s, 'first question', 'first answer')
         end = self.ask(s, '/save', 'saved session ')
         sid = re.match(r'\d{8}-\d{6}(-\d+)?', s.text[end:]).group()
@@ -86,7 +76,7 @@ class Repl(BantamCase):
             with open(os.path.join(self.sessions(), sid + '.json'), 'w') as f:
                 f.write(text)
         self.script({'text': 'kept'})
-        s = self.start()
+        s = self.start_repl()
         self.ask(s, 'before', 'kept')
         self.ask(s, '/load nothing-like-this', '0 sessions match')
         self.ask(s, '/load 20260101', '2 sessions match')
@@ -98,7 +88,7 @@ class Repl(BantamCase):
 
     def test_compact_keeps_system_and_a_summary(self):
         self.script({'text': 'a long answer'}, {'text': 'We talked about X.'})
-        s = self.start()
+        s = self.start_repl()
         self.ask(s, 'tell me about X', 'a long answer')
         self.ask(s, '/compact', 'We talked about X.')
         self.script({'text': 'next'})
@@ -111,7 +101,7 @@ class Repl(BantamCase):
 
     def test_an_empty_summary_does_not_compact_away_the_conversation(self):
         self.script({'text': 'an answer'}, {'text': ''})
-        s = self.start()
+        s = self.start_repl()
         self.ask(s, 'question', 'an answer')
         self.ask(s, '/compact', 'no summary')
         self.script({'text': 'still here'})
@@ -122,7 +112,7 @@ class Repl(BantamCase):
         # readline is told to ask the terminal for bracketed paste; the terminal then wraps a
         # paste in ESC [200~ ... ESC [201~, and its line breaks stay in the line being edited
         self.script({'text': 'one prompt'})
-        s = self.start()
+        s = self.start_repl()
         with s.lock:
             self.assertIn(b'\x1b[?2004h', s.buffer)
         s.send('\x1b[200~first line\nsecond line\nthird line\x1b[201~')
@@ -139,7 +129,7 @@ class Repl(BantamCase):
                        'messages': [{'role': 'system', 'content': 'S'}]}, f)
         with open(os.path.join(self.sessions(), 'latin1.json'), 'wb') as f:
             f.write(b'{"summary": "caf\xe9"}')
-        s = self.start()
+        s = self.start_repl()
         self.ask(s, '/list', 'the good one')
         self.assertIn('latin1', s.text)
         self.assertIn('(unreadable)', s.text)
@@ -149,11 +139,11 @@ class Repl(BantamCase):
         self.assertEqual(self.sent()[0], {'role': 'system', 'content': 'S'})
 
     def test_list_without_sessions(self):
-        s = self.start()
+        s = self.start_repl()
         self.ask(s, '/list', 'no saved sessions')
 
     def test_help_lists_the_commands(self):
-        s = self.start()
+        s = self.start_repl()
         self.ask(s, '/help', '/compact')
         for name in ('/save', '/list', '/load', '/clear', '/quit', 'Ctrl+J'):
             self.assertIn(name, s.text)
@@ -162,7 +152,7 @@ class Repl(BantamCase):
     def test_only_the_command_words_are_commands(self):
         # A prompt that starts with a path, or a word that is no command, goes to the model.
         self.script({'text': 'fixed it'}, {'text': 'no such command'})
-        s = self.start()
+        s = self.start_repl()
         self.ask(s, '/etc/hosts has a typo, fix it', 'fixed it')
         self.ask(s, '/nonsense', 'no such command')
         self.assertEqual([m['content'] for m in self.sent() if m['role'] == 'user'],
@@ -170,7 +160,7 @@ class Repl(BantamCase):
         self.assertNotIn('usage:', s.text)
 
     def test_ctrl_c_at_the_prompt_discards_the_line(self):
-        s = self.start()
+        s = self.start_repl()
         s.send('half typed')
         s.expect('half typed')
         start = len(s.text)
@@ -184,7 +174,7 @@ class Repl(BantamCase):
         hold = threading.Event()
         self.addCleanup(hold.set)
         self.script({'text': 'never seen', 'hold': hold})
-        s = self.start()
+        s = self.start_repl()
         s.send('slow question\r')
         self.assertTrue(wait_until(lambda: self.server.requests))
         s.send('\x03')
@@ -197,7 +187,7 @@ class Repl(BantamCase):
 
     def test_ctrl_c_during_a_stream(self):
         self.script({'pieces': ['partial ', 'rest'], 'stall': 30, 'after': 2})
-        s = self.start()
+        s = self.start_repl()
         self.ask(s, 'stream it', 'partial')
         s.send('\x03')
         s.expect('[interrupted]')
@@ -210,7 +200,7 @@ class Repl(BantamCase):
         command = 'sleep 60 & echo $! > %s; echo $$ >> %s; sleep 60' % (pidfile, pidfile)
         self.script({'calls': [('shell_exec', {'command': command}, 'c1'),
                                ('shell_exec', {'command': 'echo second'}, 'c2')]})
-        s = self.start()
+        s = self.start_repl()
         self.ask(s, 'run it', '[tool call: shell_exec')
         self.assertTrue(wait_until(lambda: len(read(pidfile).split()) == 2))
         pids = [int(p) for p in read(pidfile).split()]
@@ -231,7 +221,7 @@ class Repl(BantamCase):
     def test_errors_keep_the_repl_usable(self):
         self.script({'status': 400, 'json': {'error': {'message': 'bad request here'}}},
                     {'text': 'recovered'})
-        s = self.start()
+        s = self.start_repl()
         self.ask(s, 'one', 'bad request here')
         self.ask(s, 'two', 'recovered')
         self.assertNotIn('Traceback', s.text)
@@ -239,7 +229,7 @@ class Repl(BantamCase):
     def test_colours_on_a_terminal_with_auto(self):
         self.config(color='auto')
         self.script({'calls': [('shell_exec', {'command': 'echo hi'})]}, {'text': 'done'})
-        s = self.start()
+        s = self.start_repl()
         self.ask(s, 'go', 'done')
         with s.lock:
             raw = s.buffer.decode()
