@@ -246,7 +246,7 @@ def run_subagent(cfg, prompt):  # a fresh child conversation through the same lo
 # Small models heed a tool's description more than the system prompt: it carries the key habit.
 TOOLS = {'shell_exec': ('command', shell_exec, 'Run a bash command; returns output and exit code. '
                         'To save a result, the same command writes it: cmd > file; cat file. '
-                        'Read the output: if it is not right yet, run the next command.'),
+                        'Read the output: if it is right, answer; if not, run the next command.'),
          'run_subagent': ('prompt', run_subagent, 'Only for a big multi-step task: a child agent.')}
 
 
