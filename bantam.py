@@ -372,16 +372,17 @@ def repl(cfg, messages):  # read and run prompts; autosave whenever the conversa
     with contextlib.suppress(ImportError, OSError):
         import readline  # lazy: only the REPL edits lines
         readline.parse_and_bind(r'"\C-j": "\C-v\C-j"')  # Ctrl+J inserts a newline
-        readline.parse_and_bind('set enable-bracketed-paste on')  # a pasted block is one prompt
+        readline.parse_and_bind('set enable-bracketed-paste on')  # a paste is one prompt
         readline.read_history_file(HISTORY)
-    sid, kept = None, copy.deepcopy(messages)  # the conversation's id, once saved, and its copy
+    sid, kept = None, copy.deepcopy(messages)  # its id (once saved), a copy of what was saved
     while None not in (sys.stdin, sys.stdout):  # a closed input or output ends the REPL
         try:
             line = input('> ').strip()
             if line == '/quit': break
             run_line(cfg, messages, line)
         except EOFError: break
-        except KeyboardInterrupt: say(cfg, '[interrupted]', 'error')  # ends the turn, or the line
+        # Ctrl+C ends the turn, or drops the line being typed.
+        except KeyboardInterrupt: say(cfg, '[interrupted]', 'error')
         except Exception as e:  # no traceback ever: one line, and the REPL goes on
             say(cfg, e if isinstance(e, Fail) else '%s: %s' % (type(e).__name__, e), 'error')
         # After every line, however it ended (even by a signal in the middle of a turn).
@@ -392,7 +393,7 @@ def repl(cfg, messages):  # read and run prompts; autosave whenever the conversa
 
 
 # ---------------------------------------------------------------- main
-def stop(number, frame):  # SIGTERM, SIGHUP, SIGQUIT (and Ctrl+C in one-shot mode): unwind, exit
+def stop(number, frame):  # a stopping signal (Ctrl+C too in one-shot mode): unwind, exit
     # A closed terminal, or stderr busy: exit all the same.
     with contextlib.suppress(Exception):
         print('\nbantam: stopped by %s' % signal.Signals(number).name, file=sys.stderr)
