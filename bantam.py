@@ -4,28 +4,27 @@
 # The file reads in the order of the README's algorithm: configuration, chat client, tools,
 # agentic loop, sessions, REPL, main.
 import contextlib, copy, http.client, json, os, re, signal, subprocess, sys, tempfile, time
-import pathlib, urllib.error, urllib.request
+import pathlib, unicodedata, urllib.error, urllib.request
 
 # ---------------------------------------------------------------- configuration
 DEFAULTS = dict(endpoint='https://api.openai.com/v1', model='gpt-4o', temperature=0.7, api_key='',
                 stream=True, color='auto', timeout=60, shell_timeout=120, max_al_iterations=1000,
                 max_tool_res=32768, max_tokens=0, reasoning_effort='')
 SYSTEM = 'You are a terminal agent: act with shell_exec, check results, then answer briefly.'
-HERE, HOME = os.path.dirname(os.path.abspath(__file__)), os.path.expanduser('~')
-SESSIONS, HISTORY = os.path.join(HOME, '.bantam', 'sessions'), os.path.join(HOME, '.bantam_history')
+HERE, SESSIONS = pathlib.Path(__file__).resolve().parent, os.path.expanduser('~/.bantam/sessions')
+HISTORY = os.path.expanduser('~/.bantam_history')
 SHELL = '/bin/bash' if os.path.exists('/bin/bash') else None  # models write bash
 STYLES = dict(status='1;90', marker='36', think='2', call='33', result='32', body='2', error='31')
-# What acts on a terminal or hides text: C0 and C1 controls (not tab or newline), direction marks
-# and overrides, zero-width and other invisible characters, Unicode tags.
-HIDDEN = re.compile('[\0-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u202a-\u202e'
-                    '\u2060-\u206f\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]')
+
+
+PARSE = {bool: {'true': True, 'false': False}.__getitem__, int: int, float: float, str: str}
 
 
 class Fail(Exception): pass  # an error that ends a turn, or a tool call, with one line
 
 
 def local_text(name, default=''):  # a file in the current directory, else beside the script
-    path = next(filter(os.path.isfile, [os.path.join(d, name) for d in (os.getcwd(), HERE)]), None)
+    path = next(filter(os.path.isfile, [os.path.join(d, name) for d in ('', HERE)]), None)
     return pathlib.Path(path).read_text('utf-8-sig') if path else default  # a BOM is allowed
 
 
@@ -37,33 +36,36 @@ def load_config():
         if line.strip() and line.strip()[0] != '#':
             try:
                 key, value = map(str.strip, line.split('=', 1))  # no "=": a ValueError
-                kind = type(DEFAULTS[key])
-                cfg[key] = {'true': True, 'false': False}[value] if kind is bool else kind(value)
+                cfg[key] = PARSE[type(DEFAULTS[key])](value)
             except (KeyError, ValueError):
                 raise Fail('bad setting on line %d of model.cfg (see bantam.py --help)' % number)
     if os.getenv('NO_COLOR') or os.getenv('BANTAM_NO_COLOR'): cfg['color'] = 'never'
-    key = os.getenv('OPENAI_API_KEY', '').strip()
-    cfg['api_key'] = cfg['api_key'] or key
-    # Out of the environment tool commands inherit when it is the key sent; not when another is.
-    if cfg['api_key'] == key: os.environ.pop('OPENAI_API_KEY', None)
+    # The variable's key, when model.cfg has none or the same: taken out of the environment that
+    # commands inherit. A user's own other key stays there for their commands (hidden in output).
+    if cfg['api_key'] in ('', os.getenv('OPENAI_API_KEY', '').strip()):
+        cfg['api_key'] = os.environ.pop('OPENAI_API_KEY', '').strip()
     if re.search(r'\s', cfg['api_key']): raise Fail('the API key has white space inside; not sent')
-    # Sent while set; a field a server refuses is taken out of this list (chat client).
-    cfg['optional'] = ['temperature'] + [k for k in ('max_tokens', 'reasoning_effort') if cfg[k]]
+    # Fields not sent: those unset, and those a server refuses (the chat client adds them).
+    cfg['refused'] = [k for k in ('max_tokens', 'reasoning_effort') if not cfg[k]]
     cfg['system'] = local_text('system.txt', SYSTEM).strip()
     return cfg
 
 
 def clean(cfg, text):  # outside text made inert: no hidden character, no API key
-    text = HIDDEN.sub('', text)  # (a "key" under 24 characters, like ollama, is no secret)
-    return text.replace(cfg['api_key'], '[api key]') if len(cfg['api_key']) >= 24 else text
+    # What acts on a terminal or hides text goes: the Unicode controls (Cc: C0 and C1, but tab
+    # and newline) and format characters (Cf: direction marks and overrides, zero-width, tags).
+    text = ''.join(c for c in text if c in '\t\n' or unicodedata.category(c) not in ('Cc', 'Cf'))
+    # The key sent, and the user's own (which commands keep when model.cfg has another).
+    for key in (cfg['api_key'], os.getenv('OPENAI_API_KEY', '').strip()):
+        if len(key) >= 24: text = text.replace(key, '[api key]')  # under 24, like ollama: no secret
+    return text
 
 
 def say(cfg, text, style='', out=sys.stderr, end='\n'):  # shown, so cleaned; words to stdout
     text = clean(cfg, str(text))
     if style in STYLES and (cfg['color'] == 'always' or (cfg['color'] == 'auto' and out.isatty())):
         text = '\033[%sm%s\033[0m' % (STYLES[style], text)
-    out.write(text + end)
-    out.flush()
+    print(text, end=end, file=out, flush=True)
 
 
 def parse_json(text):  # a JSON object, or {} for anything else
@@ -78,49 +80,61 @@ MARKERS = {'think': '--- reasoning start ---', 'text': '--- reasoning end ---'}
 # The User-Agent: some gateways refuse unknown clients.
 HEADERS = {'Content-Type': 'application/json', 'User-Agent': 'Mozilla/5.0 (compatible; Bantam/1.0)'}
 RETRY = (408, 409, 425, 429) + tuple(range(500, 600))  # worth another try
-FULL = re.compile('context.(length|size|window)|too long|maximum number of tokens', re.I)
+FIELDS = ('model', 'stream', 'temperature', 'max_tokens', 'reasoning_effort')  # from cfg
+# What every server needs, so never left out.
+NEEDED = ('model', 'messages', 'stream', 'tools', 'role', 'content', 'tool_calls', 'tool_call_id',
+          'id', 'type', 'function', 'name', 'arguments')
+FULL = re.compile('context.(length|size|window)|prompt is too long|maximum number of tokens', re.I)
 LEFT_OUT = '[left out to fit the context window: run the command again with head, tail or grep]'
 
 
 def chat(cfg, messages, tools):
     # Send the conversation and return the reply, retrying on the Fibonacci schedule. A refusal
-    # Bantam can fix is fixed, and the request made anew and sent at once, with a new schedule.
-    body = dict(model=cfg['model'], messages=messages, stream=cfg['stream'])
-    body.update((field, cfg[field]) for field in cfg['optional'])  # those not refused so far
-    if tools: body['tools'] = [SCHEMAS[name] for name in tools]
-    request = urllib.request.Request(cfg['endpoint'].rstrip('/') + '/chat/completions',
-                                     json.dumps(body).encode(), HEADERS)
+    # Bantam can fix is fixed, and the request made anew and sent at once.
+    req = urllib.request.Request(cfg['endpoint'].rstrip('/') + '/chat/completions', None, HEADERS)
     # Unredirected: a redirect never takes the key to another host.
-    if cfg['api_key']: request.add_unredirected_header('Authorization', 'Bearer ' + cfg['api_key'])
-    for delay in (1, 1, 2, 3, 5, None):
+    if cfg['api_key']: req.add_unredirected_header('Authorization', 'Bearer ' + cfg['api_key'])
+    delays = [1, 1, 2, 3, 5]  # the Fibonacci schedule; a fix uses none of it
+    while True:
+        body = unrefused(cfg, dict(messages=messages, **{field: cfg[field] for field in FIELDS}))
+        if tools: body['tools'] = [SCHEMAS[name] for name in tools]
+        req.data = json.dumps(body).encode()  # made anew each time: a fix changes it
         try:
-            with urllib.request.urlopen(request, timeout=cfg['timeout']) as response:
+            with urllib.request.urlopen(req, timeout=cfg['timeout']) as response:
                 return read_reply(cfg, response)
         except urllib.error.HTTPError as e:
             text = e.read().decode('utf-8', 'replace')
             why = explain('HTTP %d' % e.code, parse_json(text).get('error') or text[:500])
-            if fix_refusal(cfg, messages, e.code, text): return chat(cfg, messages, tools)
+            if fix_refusal(cfg, messages, dict(body, tools=None), e.code, text, why): continue
             if e.code not in RETRY or 'insufficient_quota' in text: raise Fail(why)
         except (OSError, http.client.HTTPException) as e:  # refused, timed out, cut off...
             why = ('network error at %s: %s (is a server running there? see endpoint= in model.cfg)'
                    % (cfg['endpoint'], getattr(e, 'reason', None) or e))
-        if delay is None: raise Fail('%s (gave up after 5 retries)' % why)
-        say(cfg, '%s; retrying in %d s' % (why, delay), 'error')
-        time.sleep(delay)
+        if not delays: raise Fail('%s (gave up after 5 retries)' % why)
+        say(cfg, '%s; retrying in %d s' % (why, delays[0]), 'error')
+        time.sleep(delays.pop(0))
 
 
-def fix_refusal(cfg, messages, code, text):
-    # A refused field the body names is left out from now on (from child agents' and summaries'
-    # requests too); with the context window full, the oldest tool output is. Each fix takes
-    # something away, so a server that keeps refusing ends the turn.
-    named = [field for field in cfg['optional'] if field in text]
-    if code in (400, 422) and named:
-        cfg['optional'].remove(named[0])
-        say(cfg, 'the server refused %s: sending again without it' % named[0], 'error')
+def unrefused(cfg, body):  # a copy of body without the fields a server refused, at any depth
+    drop = lambda obj: {key: v for key, v in obj.items() if key not in cfg['refused']}  # noqa: E731
+    return json.loads(json.dumps(body), object_hook=drop)  # the hook sees every object
+
+
+def fix_refusal(cfg, messages, body, code, text, why):
+    # A field the request carries (its own or its messages') that the error refuses as a field,
+    # its name right before a quote, a backtick or a colon ('max_tokens', `temperature`, "loc":
+    # ["body", "reasoning"], Invalid reasoning_effort: x), is left out from now on, child agents'
+    # and summaries' requests included. With the context window full, the oldest tool output
+    # longer than the placeholder is. Each fix takes something away, so the loop ends.
+    sent, names = json.dumps(body), re.findall(r'\b(\w+)[\'"`:]', text)
+    field = next((n for n in names if n not in NEEDED and '"%s": ' % n in sent), None)
+    if code in (400, 422) and field:
+        cfg['refused'].append(field)
+        say(cfg, 'the server refused %s (%s): sending again without it' % (field, why), 'error')
         return True
-    outputs = [m for m in messages if m['role'] == 'tool' and m['content'] != LEFT_OUT]
-    if code in (400, 413) and FULL.search(text) and outputs:
-        outputs[0]['content'] = LEFT_OUT
+    tool = [m for m in messages if m['role'] == 'tool' and len(m['content']) > len(LEFT_OUT)]
+    if code in (400, 413) and FULL.search(text) and tool:
+        tool[0]['content'] = LEFT_OUT
         say(cfg, 'the context window is full: sending again without the oldest output', 'error')
         return True
 
@@ -133,9 +147,9 @@ def explain(status, error):  # the status and the server's own message, on one l
 def events(response):
     # The JSON object of each "data:" line of a server-sent event stream, up to [DONE];
     # a plain JSON body is read as a one-line stream (JSON keeps no raw newline in a string).
-    lines = ([b'data: ' + b' '.join(response.read().splitlines()), b'data: [DONE]']
-             if 'json' in response.headers.get('Content-Type', '') else response)
-    for line in lines:
+    if 'json' in response.headers.get('Content-Type', ''):
+        response = [b'data: ' + b' '.join(response.read().splitlines()), b'data: [DONE]']
+    for line in response:
         field, _, value = line.decode('utf-8', 'replace').partition(':')
         if field == 'data' and value.strip() == '[DONE]':
             yield {'choices': [{'finish_reason': 'stop'}]}  # complete, even without one
@@ -144,28 +158,32 @@ def events(response):
 
 
 def read_reply(cfg, response):
-    # Read a reply as it arrives and print its words live; return the assistant message.
-    text, calls, finish, mode, newline = [], {}, None, 'text', ''  # a marker's line break
+    # Read a reply as it arrives and print its words live; return the assistant message, with
+    # every field the server sent (thinking models want their reasoning and signatures back).
+    reply, calls, finish, mode, newline = {'role': 'assistant', 'content': ''}, {}, None, 'text', ''
     try:
         for chunk in events(response):
             if chunk.get('error'): raise Fail(explain('server error', chunk['error']))
-            for choice in [c for c in chunk.get('choices') or [] if c.get('index', 0) == 0]:
-                finish = finish or choice.get('finish_reason')
-                delta = choice.get('delta') or choice.get('message') or {}
-                for fragment in delta.get('tool_calls') or []: add_fragment(calls, fragment)
-                # Printed as it comes; when reasoning starts or ends, a marker on a line of its own.
-                for kind, piece in pieces(delta):
-                    if not piece or not isinstance(piece, str): continue
-                    if kind != mode: say(cfg, newline + MARKERS[kind], 'marker', sys.stdout)
-                    mode, newline = kind, '' if piece.endswith('\n') else '\n'
-                    if kind == 'text': text.append(piece)  # reasoning is shown, never kept
-                    say(cfg, piece, kind, sys.stdout, '')
+            choice = next((c for c in chunk.get('choices') or [] if c.get('index', 0) == 0), {})
+            finish = finish or choice.get('finish_reason')
+            delta = choice.get('delta') or choice.get('message') or {}
+            keep(reply, delta)
+            for fragment in delta.get('tool_calls') or []:  # by index; else an id starts a call
+                key = fragment.get('index', len(calls) - (0 if fragment.get('id') else 1))
+                keep(calls.setdefault(key, new_call()), fragment)
+            # Printed as it comes; when reasoning starts or ends, a marker on a line of its own.
+            for kind, piece in pieces(delta):
+                if not piece or not isinstance(piece, str): continue
+                if kind != mode: say(cfg, newline + MARKERS[kind], 'marker', sys.stdout)
+                mode, newline = kind, '' if piece.endswith('\n') else '\n'
+                if kind == 'text': reply['content'] += piece
+                say(cfg, piece, kind, sys.stdout, '')
     finally:  # close the reasoning block, or end the last line
         if mode == 'think': say(cfg, newline + MARKERS['text'], 'marker', sys.stdout)
         elif newline: say(cfg, '', out=sys.stdout)
     if not finish: raise ConnectionError('the reply stream ended early')
-    reply = {'role': 'assistant', 'content': ''.join(text)}
-    return dict(reply, tool_calls=list(calls.values())) if calls else reply
+    if calls: reply['tool_calls'] = list(calls.values())
+    return reply
 
 
 def pieces(d):  # the (kind, text) pieces of a delta d: its reasoning, then its words
@@ -175,41 +193,47 @@ def pieces(d):  # the (kind, text) pieces of a delta d: its reasoning, then its 
         yield 'text', part.get('text') if isinstance(part, dict) else part  # a part of a list
 
 
-def new_call(name='', arguments=''):  # with an id of our own: some servers send none
-    return {'id': 'call_%s' % os.urandom(6).hex(), 'type': 'function',
-            'function': {'name': name, 'arguments': arguments}}
+NAMES = ('role', 'id', 'type', 'name')  # text a server may send again whole: never joined
 
 
-def add_fragment(calls, fragment):  # by index; else a fragment with an id is a new call
-    key = fragment.get('index', len(calls) - (0 if fragment.get('id') else 1))
-    call = calls.setdefault(key, new_call())
-    function, part = call['function'], fragment.get('function') or {}
-    call['id'] = fragment.get('id') or call['id']
-    function['name'] = function['name'] or part.get('name') or ''  # some repeat it each time
-    function['arguments'] += part.get('arguments') or ''
+def keep(into, part):
+    # A streamed part added to what came before it, so that nothing the server sent is lost:
+    # text pieces joined, names replaced, objects merged, lists extended. The words, the calls
+    # and their order are Bantam's own to put together.
+    for key, value in part.items():
+        if key in ('content', 'tool_calls', 'index') or value in (None, '', [], {}): continue
+        if isinstance(value, dict): keep(into.setdefault(key, {}), value)
+        elif isinstance(value, list): into[key] = into.get(key, []) + value
+        elif isinstance(value, str) and key not in NAMES: into[key] = into.get(key, '') + value
+        else: into[key] = value
+
+
+def new_call(**function):  # with an id of our own: some servers send none
+    return {'id': 'call_%s' % os.urandom(6).hex(), 'type': 'function', 'function': function}
 
 
 # All that may follow a call written as text: white space, fences, a closing tag, stray braces.
-WRAPPING = re.compile(r'(\s|```|</tool_call>|\})*')
+WRAPPING = re.compile(r'(\s|```|</tool(_call|s)>|\})*')
 
 
 def call_in_text(reply, tools):
-    # Small models on stock chat templates often write their call as text: bare JSON, fenced,
-    # in <tool_call> tags or in doubled braces. A JSON object that ends the reply (only its
-    # wrapping follows), names an offered tool and has arguments becomes a real call, and the
+    # Small models on stock chat templates often write their call as text: bare JSON, fenced, in
+    # <tool_call> or <tools> tags, or in doubled braces. A JSON object that ends the reply (only
+    # its wrapping follows), names an offered tool and has arguments becomes a real call, and the
     # text keeps only the words before it; an object quoted inside an answer stays text. Models
     # often leave a shell backslash unescaped (\. or \;) inside the JSON: it is doubled, as meant.
     text = re.sub(r'(\\[\\"/bfnrtu])|(\\)', r'\1\2\2', reply['content'])
     for start in [m.start() for m in re.finditer('{', text)]:
         with contextlib.suppress(ValueError, RecursionError):
-            found, end = json.JSONDecoder(strict=False).raw_decode(text, start)
+            obj, end = json.JSONDecoder(strict=False).raw_decode(text, start)
             if not WRAPPING.fullmatch(text, end): continue  # words follow: not the end
-            args = found.get('arguments')
+            args = obj.get('arguments')
             args = args if isinstance(args, str) else json.dumps(args)
-            if found.get('name') not in tools or not parse_json(args): break  # text after all
-            words = text[:start].rstrip().rstrip('{').rstrip()  # its wrapping goes with it:
-            words = re.sub(r'(```\w*\s*)?(<tool_call>)?$', '', words).rstrip()  # fence, tag
-            return dict(reply, content=words, tool_calls=[new_call(found['name'], args)])
+            if obj.get('name') not in tools or not parse_json(args): break  # text after all
+            # The words before it stay, without its wrapping: a doubled brace, a tag, a fence.
+            words = text[:start].rstrip().rstrip('{').rstrip()
+            reply['content'] = re.sub(r'(```\w*\s*)?(<tool(_call|s)>)?$', '', words).rstrip()
+            return dict(reply, tool_calls=[new_call(name=obj['name'], arguments=args)])
     return reply
 
 
@@ -256,7 +280,7 @@ SCHEMAS = {name: {'type': 'function', 'function': {'name': name, 'description': 
 
 
 def run_tool(cfg, call, tools):  # check a call, trace it, run it; return the result
-    name, raw = call['function']['name'], call['function']['arguments'] or '{}'
+    name, raw = call['function'].get('name', ''), call['function'].get('arguments') or '{}'
     say(cfg, '[tool call: %s(%s)]' % (name, raw), 'call')
     call['function']['arguments'] = raw if parse_json(raw) else '{}'  # servers reparse it
     param, tool, _ = TOOLS[name] if name in tools else ('', None, '')
@@ -274,11 +298,14 @@ def run_tool(cfg, call, tools):  # check a call, trace it, run it; return the re
 INTERRUPTED = 'error: this call did not finish (interrupted)'
 
 
+def with_prompt(messages, prompt):  # the conversation and a prompt, never two user messages in a
+    if messages[-1]['role'] != 'user': return messages + [{'role': 'user', 'content': prompt}]
+    return messages[:-1] + [{'role': 'user', 'content': messages[-1]['content'] + '\n\n' + prompt}]
+
+
 def agent_loop(cfg, messages, prompt, tools):
     # One turn: add the prompt, then ask the model and run the tools it calls, until it calls none.
-    if messages[-1]['role'] == 'user':  # the last prompt got no answer: one message for both,
-        prompt = messages.pop()['content'] + '\n\n' + prompt  # as strict chat templates want
-    messages.append({'role': 'user', 'content': prompt})
+    messages[:] = with_prompt(messages, prompt)  # (after /compact, the summary is a user message)
     for _ in range(cfg['max_al_iterations']):
         say(cfg, '...requesting...', 'status')
         reply = chat(cfg, messages, tools)
@@ -289,51 +316,30 @@ def agent_loop(cfg, messages, prompt, tools):
         answers = [{'role': 'tool', 'tool_call_id': c['id'], 'content': INTERRUPTED} for c in calls]
         # Answered in advance: an interruption leaves a valid conversation.
         messages += answers
-        for call, answer in zip(calls, answers):
-            answer['content'] = run_tool(cfg, call, tools)
+        for call, answer in zip(calls, answers): answer['content'] = run_tool(cfg, call, tools)
     say(cfg, '[stopped after max_al_iterations=%d requests]' % cfg['max_al_iterations'], 'error')
+    return 2  # stopped before an answer: the exit status of one-shot mode
 
 
 # ---------------------------------------------------------------- sessions
-def new_id(n=1):
-    # The time, readable, with a suffix while it is taken. The file is made at once (mode 'x'
-    # fails when it exists), so two saves in the same second never share an id.
-    sid = time.strftime('%Y%m%d-%H%M%S') + ('-%d' % n if n > 1 else '')
-    with contextlib.suppress(FileExistsError):
-        open(os.path.join(SESSIONS, sid + '.json'), 'x').close()
-        return sid
-    return new_id(n + 1)
-
-
-def save_session(messages, sid, summary):  # returns the id: a new one when sid is None
-    # Atomically: a private file with a name no other Bantam uses, then a rename over the old one.
+def save_session(messages, sid):  # as autosave, and under its id: returns it (a new one for None)
+    # Each file atomically: a private file whose name no other file has (the time, readable, and
+    # random letters), then renamed over the old one; a new conversation takes that name as its
+    # id. Its summary, needing no model, is its first prompt's first line.
     os.makedirs(SESSIONS, 0o700, exist_ok=True)
-    sid = sid or new_id()
-    with tempfile.NamedTemporaryFile('w', prefix=sid + '.', dir=SESSIONS, delete=False) as f:
-        json.dump(dict(time=time.strftime('%F %T'), summary=summary, messages=messages), f)
-    os.replace(f.name, os.path.join(SESSIONS, sid + '.json'))
-    return sid
-
-
-def autosave(messages, sid, kept):
-    # As autosave, and under the conversation's own id; one that changed other than by growing
-    # (/clear, /load, /compact, an output left out, a joined prompt) is a new conversation: the
-    # old file keeps the old one. Its summary, needing no model, is its first prompt's first line.
-    if messages[:len(kept)] != kept: sid = None
     first = next((m['content'] for m in messages if m['role'] == 'user'), '').split('\n')[0]
-    save_session(messages, 'autosave', first)
-    return save_session(messages, sid, first)
+    stamp = time.strftime('%Y%m%d-%H%M%S-')
+    for name in ('autosave', sid):
+        with tempfile.NamedTemporaryFile('w', prefix=stamp, dir=SESSIONS, delete=False) as f:
+            json.dump(dict(time=time.strftime('%F %T'), summary=first, messages=messages), f)
+        sid = name or os.path.basename(f.name)
+        os.replace(f.name, os.path.join(SESSIONS, sid + '.json'))
+    return sid
 
 
 def sessions():  # {id: its saved data}, newest first
     paths = sorted(pathlib.Path(SESSIONS).glob('*.json'), key=os.path.getmtime, reverse=True)
     return {path.stem: parse_json(path.read_bytes()) for path in paths}
-
-
-def summarize(cfg, messages, ask):  # refuses an empty summary: it must never replace anything
-    summary = chat(cfg, messages + [{'role': 'user', 'content': ask}], [])['content'].strip()
-    if not summary: raise Fail('the model gave no summary; nothing was changed')
-    return summary
 
 
 # ---------------------------------------------------------------- REPL
@@ -343,9 +349,8 @@ HELP = ('usage: bantam.py [prompt.txt | -]   (no argument: the REPL; -: the prom
 
 def run_line(cfg, messages, line):  # a REPL command when its first word is one; else a prompt
     word, _, arg = line.partition(' ')
-    if word == '/save':
-        summary = summarize(cfg, messages, 'Summarize our talk in one line.')
-        say(cfg, 'saved session %s' % save_session(messages, None, summary))
+    if word == '/save':  # no model call: /save works while the server is down
+        say(cfg, 'saved session %s' % save_session(messages, None))
     elif word == '/list':
         say(cfg, '\n'.join('%s  %s  %3d messages  %s' % (sid, s.get('time'), len(s.get(
             'messages') or []), s.get('summary', '(unreadable)')) for sid, s in sessions().items())
@@ -355,9 +360,10 @@ def run_line(cfg, messages, line):  # a REPL command when its first word is one;
         hits = [i for i in ids if i == arg] or [i for i in ids if i.startswith(arg)]
         if len(hits) != 1: raise Fail('%d sessions match %r %s' % (len(hits), arg, ' '.join(hits)))
         messages[:] = ids[hits[0]].get('messages')
-    elif word == '/compact':
-        summary = summarize(cfg, messages, 'Summarize our work so far for yourself: the task, '
-                            'what was done and learned, and what remains.')
+    elif word == '/compact':  # asked on a copy: a fix of its request never changes the conversation
+        ask = 'Summarize our work so far for yourself: the task, what was done, what remains.'
+        summary = chat(cfg, with_prompt(copy.deepcopy(messages), ask), [])['content'].strip()
+        if not summary: raise Fail('the model gave no summary; nothing was changed')
         messages[1:] = [{'role': 'user', 'content': 'Summary of our work so far:\n' + summary}]
     elif word == '/clear':
         messages[:] = [{'role': 'system', 'content': cfg['system']}]
@@ -374,7 +380,8 @@ def repl(cfg, messages):  # read and run prompts; autosave whenever the conversa
         readline.parse_and_bind(r'"\C-j": "\C-v\C-j"')  # Ctrl+J inserts a newline
         readline.parse_and_bind('set enable-bracketed-paste on')  # a paste is one prompt
         readline.read_history_file(HISTORY)
-    sid, kept = None, copy.deepcopy(messages)  # its id (once saved), a copy of what was saved
+    # Its id (once saved), a copy of what was saved, and the line read last.
+    sid, kept, line = None, copy.deepcopy(messages), ''
     while None not in (sys.stdin, sys.stdout):  # a closed input or output ends the REPL
         try:
             line = input('> ').strip()
@@ -386,8 +393,14 @@ def repl(cfg, messages):  # read and run prompts; autosave whenever the conversa
         except Exception as e:  # no traceback ever: one line, and the REPL goes on
             say(cfg, e if isinstance(e, Fail) else '%s: %s' % (type(e).__name__, e), 'error')
         # After every line, however it ended (even by a signal in the middle of a turn).
-        finally:
-            if messages != kept: sid = autosave(messages, sid, kept)
+        finally:  # a prompt that got no answer is taken back: the conversation is as it was
+            if line and messages == with_prompt(kept, line):
+                messages[:] = kept
+                say(cfg, '[no answer: the prompt is taken back; Up brings it back]', 'error')
+            # One changed other than by growing (/clear, /load, /compact, an output left out, a
+            # prompt taken back) is a new conversation: the old file keeps the old one.
+            if messages[:len(kept)] != kept: sid = None
+            if messages != kept: sid = save_session(messages, sid)
             kept = copy.deepcopy(messages)
     with contextlib.suppress(NameError, OSError): readline.write_history_file(HISTORY)
 
@@ -419,5 +432,4 @@ def main(argv):
         return 1
 
 
-if __name__ == '__main__':
-    sys.exit(main(sys.argv))
+if __name__ == '__main__': sys.exit(main(sys.argv))

@@ -309,10 +309,12 @@ class Loop(BantamCase):
         self.assertEqual(len(self.server.requests), 1)
 
     def test_an_empty_reply_is_not_kept(self):
+        # No answer: the prompt is taken back, so the next one goes alone.
         self.script({'text': ''}, {'text': 'after'})
         proc = self.run_repl('first', 'second')
         self.assertEqual(proc.returncode, 0)
-        self.assertEqual(self.sent()[1:], [{'role': 'user', 'content': 'first\n\nsecond'}])
+        self.assertEqual(self.sent()[1:], [{'role': 'user', 'content': 'second'}])
+        self.assertEqual(proc.stderr.count('the prompt is taken back'), 1)
 
 
 class OneShot(BantamCase):

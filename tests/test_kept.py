@@ -1,4 +1,4 @@
-"""Nothing lost (issue 26): every conversation is kept under an id of its own, ids never collide,
+"""Nothing lost (issues 26 and 32): every conversation is kept under an id of its own, ids never collide,
 and the autosave stays the current conversation. The REPL runs on a pseudo-terminal."""
 import os
 import re
@@ -37,7 +37,7 @@ class Kept(BantamCase):
         self.assertEqual([m['role'] for m in old['messages']], ['system', 'user', 'assistant'])
         self.assertEqual(old['summary'], 'yesterday')  # no model needed for it
         self.assertEqual(self.autosaved()[1]['content'], 'today')  # autosave: the current one
-        self.assertRegex(s.text, r'\d{8}-\d{6}(-\d+)?  \S+ \S+    3 messages  yesterday')
+        self.assertRegex(s.text, r'\d{8}-\d{6}-\w{8}  \S+ \S+    3 messages  yesterday')
 
     def test_clear_and_load_keep_the_conversation_they_leave(self):
         self.script({'text': 'one'}, {'text': 'two'}, {'text': 'three'})
@@ -64,15 +64,16 @@ class Kept(BantamCase):
         self.assertEqual(len(self.kept()), 1)
         self.assertEqual(len(self.conversation('grow')[0]['messages']), 5)
 
-    def test_an_id_that_is_taken_gets_a_suffix(self):
-        # The seconds in which this test saves are taken already: a save must not replace them.
+    def test_two_saves_in_one_second_get_two_ids_and_replace_nothing(self):
+        # The seconds in which this test saves are taken already, in the form ids had before:
+        # a save must not replace them, and two saves in a row must not share an id.
         os.makedirs(self.sessions())
         now = time.time()
         taken = [time.strftime('%Y%m%d-%H%M%S', time.localtime(now + i)) for i in range(-1, 20)]
         for sid in taken:
             with open(os.path.join(self.sessions(), sid + '.json'), 'w') as f:
                 f.write('{"summary": "someone else\'s", "messages": []}')
-        self.script({'text': 'answer'}, {'text': 'Summary one.'}, {'text': 'Summary two.'})
+        self.script({'text': 'answer'})
         s = self.start_repl()
         self.ask(s, 'question', 'answer')
         self.ask(s, '/save', 'saved session')
@@ -82,38 +83,76 @@ class Kept(BantamCase):
             self.assertEqual(self.read_session(sid)['summary'], "someone else's")
         ids = re.findall(r'saved session (\S+)', s.text)
         self.assertEqual(len(set(ids)), 2)
-        self.assertEqual(sorted(self.read_session(i)['summary'] for i in ids),
-                         ['Summary one.', 'Summary two.'])
+        self.assertEqual([self.read_session(i)['summary'] for i in ids], ['question'] * 2)
         self.assertEqual(len(self.conversation('question')), 3)  # its own id and two saves
         for sid in ids:
-            self.assertRegex(sid, r'^\d{8}-\d{6}-\d+$')
+            self.assertRegex(sid, r'^\d{8}-\d{6}-\w{8}$')
+        self.assertEqual(len(self.server.requests), 1)  # /save needs no model
+
+    def test_save_works_while_the_server_is_down(self):
+        self.script({'text': 'answer'})
+        s = self.start_repl()
+        self.ask(s, 'keep this', 'answer')
+        self.server.close()
+        end = self.ask(s, '/save', 'saved session ')
+        sid = re.match(r'\S+', s.text[end:]).group()
+        self.assertEqual(len(self.read_session(sid)['messages']), 3)
+        self.quit(s)
 
 
-class NoTwoPromptsInARow(BantamCase):
-    """A turn that got no answer leaves its prompt unanswered; the next prompt joins it, so no
-    two user messages follow each other (strict chat templates refuse that) and no word is lost."""
+class TakenBack(BantamCase):
+    """A turn that got no answer leaves the conversation as it was before it (issue 32): its
+    prompt is taken out again, said on one line, and stays in the line history."""
 
-    def test_after_an_error_the_next_prompt_joins_the_unanswered_one(self):
+    def test_after_an_error_the_next_prompt_goes_alone(self):
         self.script({'status': 401, 'json': {'error': {'message': 'who are you'}}},
                     {'text': 'now I see'})
         proc = self.run_repl('first words', 'second words')
         self.assertIn('HTTP 401', proc.stderr)
-        self.assertEqual(self.sent(), [self.sent()[0], {'role': 'user',
-                                                        'content': 'first words\n\nsecond words'}])
-        self.assertEqual([m['role'] for m in self.autosaved()], ['system', 'user', 'assistant'])
+        self.assertIn('[no answer: the prompt is taken back; Up brings it back]', proc.stderr)
+        self.assertEqual(self.sent(), [self.sent()[0], {'role': 'user', 'content': 'second words'}])
+        self.assertEqual([m['content'] for m in self.autosaved()][1:], ['second words', 'now I see'])
 
-    def test_after_ctrl_c_in_the_first_request_too(self):
+    def test_a_prompt_refused_for_good_is_not_glued_to_the_next_ones(self):
+        window = {'status': 400, 'json': {'error': {
+            'message': "This model's maximum context length is 8192 tokens.",
+            'type': 'invalid_request_error', 'code': 'context_length_exceeded'}}}
+        self.script(window, {'text': 'one'}, {'text': 'two'})
+        self.run_repl('x' * 5000, 'short one', 'short two')
+        self.assertEqual([m['content'] for m in self.sent() if m['role'] == 'user'],
+                         ['short one', 'short two'])
+
+    def test_ctrl_c_in_the_first_request_cancels_the_prompt(self):
+        # The case from the issue: a cancelled command must not run with the next prompt.
         hold = threading.Event()
         self.addCleanup(hold.set)
-        self.script({'hold': hold, 'text': 'too late'}, {'text': 'answered'})
+        self.script({'hold': hold, 'text': 'too late'}, {'text': 'hi'})
         session = self.pty()
         session.expect('> ')
-        session.send('slow question\r')
+        session.send('$ touch cancelled.txt\r')
         self.assertTrue(wait_until(lambda: len(self.server.requests) == 1))
         session.send('\x03')
         start = session.expect('[interrupted]')
+        start = session.expect('the prompt is taken back', start=start)
         session.expect('> ', start=start)
-        session.send('next question\r')
-        session.expect('answered')
-        self.assertEqual([m['role'] for m in self.sent()], ['system', 'user'])
-        self.assertEqual(self.sent()[1]['content'], 'slow question\n\nnext question')
+        session.send('never mind, just say hi\r')
+        session.expect('hi', start=start)
+        self.assertEqual(self.sent()[1:], [{'role': 'user', 'content': 'never mind, just say hi'}])
+        self.assertFalse(os.path.exists(os.path.join(self.cwd, 'cancelled.txt')))
+
+    def test_save_and_compact_after_an_unanswered_prompt_send_no_two_user_messages(self):
+        self.script({'status': 401, 'json': {'error': {'message': 'not now'}}},
+                    {'text': 'The summary.'})
+        self.run_repl('unanswered', '/save', '/compact')
+        roles = [m['role'] for m in self.sent()]
+        self.assertEqual(roles, ['system', 'user'])
+        self.assertIn('Summarize', self.sent()[-1]['content'])
+
+    def test_an_answered_turn_that_then_failed_is_kept(self):
+        # Work was done (a command ran): that is an answer, and it stays.
+        self.script({'calls': [('shell_exec', {'command': 'echo ran > ran.txt'})]},
+                    {'status': 401, 'json': {'error': {'message': 'gone'}}}, {'text': 'ok'})
+        proc = self.run_repl('do it', 'and then?')
+        self.assertNotIn('taken back', proc.stderr)
+        self.assertEqual([m['role'] for m in self.sent()],
+                         ['system', 'user', 'assistant', 'tool', 'user'])

@@ -101,13 +101,15 @@ class RefusedFields(BantamCase):
     def test_a_server_that_refuses_everything_ends_after_a_bounded_number_of_requests(self):
         self.config(max_tokens=1024, color='never', timeout=10)
         self.append_config('reasoning_effort=low')
-        error = {'error': {'message': 'temperature, max_tokens and reasoning_effort: all bad'}}
-        self.server.default = lambda request: {'status': 400, 'json': error}
+        words = "'temperature', 'max_tokens' and 'reasoning_effort': all bad"
+        self.server.default = lambda request: {'status': 400, 'json': {'error': {'message': words}}}
         proc = self.run_bantam()
         self.assertEqual(proc.returncode, 1)
         self.assertEqual(len(self.server.requests), 4)  # the first, then one per field
-        self.assertEqual(proc.stderr.strip().splitlines()[-1],
-                         'bantam: HTTP 400: temperature, max_tokens and reasoning_effort: all bad')
+        self.assertEqual(proc.stderr.strip().splitlines()[-1], 'bantam: HTTP 400: ' + words)
+        # Each notice shows the server's own words, on one line.
+        self.assertIn('the server refused temperature (HTTP 400: %s): sending again without it'
+                      % words, proc.stderr)
 
     def test_a_401_fails_at_once(self):
         self.script(refusal('openai-error-401-invalid-api-key', 401))

@@ -51,23 +51,24 @@ class Repl(BantamCase):
         self.assertEqual(len(self.read_session('autosave')['messages']), 3)
 
     def test_save_list_load_by_prefix(self):
-        self.script({'text': 'first answer'}, {'text': 'A chat about tests.'})
+        self.script({'text': 'first answer'})
         s = self.start_repl()
-        self.ask(s, 'first question', 'first answer')
+        self.ask(s, 'first question\nwith a second line', 'first answer')
         end = self.ask(s, '/save', 'saved session ')
-        sid = re.match(r'\d{8}-\d{6}(-\d+)?', s.text[end:]).group()
-        self.assertEqual(self.read_session(sid)['summary'], 'A chat about tests.')
+        sid = re.match(r'\d{8}-\d{6}-\w{8}', s.text[end:]).group()
+        self.assertEqual(len(self.server.requests), 1)  # /save asks the model nothing
+        self.assertEqual(self.read_session(sid)['summary'], 'first question')
         self.assertEqual(len(self.read_session(sid)['messages']), 3)
-        self.ask(s, '/list', 'A chat about tests.')
-        self.assertIn('3 messages', s.text)
+        self.ask(s, '/list', sid + '  ')
+        self.assertIn('3 messages  first question', s.text)
         self.ask(s, '/clear', '> ')  # the autosave is written before the next prompt shows
         self.assertEqual(len(self.read_session('autosave')['messages']), 1)
-        self.ask(s, '/load ' + sid, '> ')
+        self.ask(s, '/load ' + sid[:-1], '> ')
         self.script({'text': 'continued'})
         self.ask(s, 'go on', 'continued')
         self.assertEqual([m['role'] for m in self.sent()],
                          ['system', 'user', 'assistant', 'user'])
-        self.assertEqual(self.sent()[1]['content'], 'first question')
+        self.assertEqual(self.sent()[1]['content'], 'first question\nwith a second line')
 
     def test_load_missing_ambiguous_or_corrupt_keeps_the_conversation(self):
         os.makedirs(self.sessions())
@@ -179,11 +180,16 @@ class Repl(BantamCase):
         self.assertTrue(wait_until(lambda: self.server.requests))
         s.send('\x03')
         s.expect('[interrupted]')
-        s.expect('> ', start=s.text.index('[interrupted]'))
+        start = s.expect('[no answer: the prompt is taken back; Up brings it back]')
+        s.expect('> ', start=start)
         self.script({'text': 'fast answer'})
-        self.ask(s, 'next question', 'fast answer')
-        self.assertEqual(self.sent()[1:], [{'role': 'user',
-                                            'content': 'slow question\n\nnext question'}])
+        self.ask(s, 'next question', 'fast answer')  # Ctrl+C cancelled the slow one
+        self.assertEqual(self.sent()[1:], [{'role': 'user', 'content': 'next question'}])
+        self.script({'text': 'asked again'})
+        start = len(s.text)
+        s.send('\x1b[A\x1b[A\r')  # Up, Up: the cancelled prompt, from the line history
+        s.expect('asked again', start=start)
+        self.assertEqual(self.sent()[-1], {'role': 'user', 'content': 'slow question'})
 
     def test_ctrl_c_during_a_stream(self):
         self.script({'pieces': ['partial ', 'rest'], 'stall': 30, 'after': 2})
@@ -191,9 +197,10 @@ class Repl(BantamCase):
         self.ask(s, 'stream it', 'partial')
         s.send('\x03')
         s.expect('[interrupted]')
+        s.expect('the prompt is taken back')
         self.script({'text': 'ok'})
         self.ask(s, 'again', 'ok')
-        self.assertEqual(self.sent()[1:], [{'role': 'user', 'content': 'stream it\n\nagain'}])
+        self.assertEqual(self.sent()[1:], [{'role': 'user', 'content': 'again'}])
 
     def test_ctrl_c_during_a_shell_command_kills_its_group(self):
         pidfile = os.path.join(self.cwd, 'pids')

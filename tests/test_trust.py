@@ -117,7 +117,7 @@ class Sessions(BantamCase):
         self.assertEqual([m['role'] for m in self.autosaved()], ['system', 'user', 'assistant'])
         names = sorted(os.listdir(self.sessions()))
         self.assertEqual(names[1:], ['autosave.json', 'autosave.json.tmp'])
-        self.assertRegex(names[0], r'^\d{8}-\d{6}\.json$')  # the conversation under its own id
+        self.assertRegex(names[0], r'^\d{8}-\d{6}-\w{8}\.json$')  # the conversation, its own id
 
 
 class ChildFailure(BantamCase):

@@ -141,11 +141,15 @@ class TheKey(BantamCase):
         # A local server's key in model.cfg: the user's own programs still need theirs.
         other = 'sk-user-' + 'Zw4' * 12
         self.config(api_key=KEY, color='never', timeout=10, shell_timeout=20)
-        self.script({'calls': [('shell_exec', {'command': 'echo "${OPENAI_API_KEY:-unset}"'})]},
-                    {'text': 'ok'})
-        self.run_bantam(env={'OPENAI_API_KEY': other})
+        # It is there for them, and hidden like the key sent (issue 32): not shown, not sent.
+        command = 'echo "${OPENAI_API_KEY:-unset}"; echo ${#OPENAI_API_KEY}; env | grep OPENAI'
+        self.script({'calls': [('shell_exec', {'command': command})]}, {'text': 'ok'})
+        proc = self.run_bantam(env={'OPENAI_API_KEY': other})
         self.assertEqual(self.server.requests[0]['headers']['Authorization'], 'Bearer ' + KEY)
-        self.assertEqual(self.sent()[-1]['content'], other + '\n\n\nexit: 0')
+        self.assertEqual(self.sent()[-1]['content'],
+                         '[api key]\n44\nOPENAI_API_KEY=[api key]\n\n\nexit: 0')
+        self.assertNotIn(other, proc.stdout + proc.stderr)
+        self.assertNotIn(other, json.dumps([r['body'] for r in self.server.requests]))
 
     def test_the_same_key_in_model_cfg_and_the_environment_is_taken_out(self):
         self.config(api_key=KEY, color='never', timeout=10, shell_timeout=20)
