@@ -394,7 +394,7 @@ def repl(cfg, messages):  # read and run prompts; autosave whenever the conversa
             say(cfg, e if isinstance(e, Fail) else '%s: %s' % (type(e).__name__, e), 'error')
         # After every line, however it ended (even by a signal in the middle of a turn).
         finally:  # a prompt that got no answer is taken back: the conversation is as it was
-            if line and messages == with_prompt(kept, line):
+            if line and messages[-1] == with_prompt(kept, line)[-1]:
                 messages[:] = kept
                 say(cfg, '[no answer: the prompt is taken back; Up brings it back]', 'error')
             # One changed other than by growing (/clear, /load, /compact, an output left out, a

@@ -301,7 +301,20 @@ class Loop(BantamCase):
         self.server.default = {'calls': [('shell_exec', {'command': 'true'})]}
         proc = self.run_bantam()
         self.assertEqual(len(self.server.requests), 3)
-        self.assertIn('max_al_iterations', proc.stderr)
+        self.assertIn('[stopped after max_al_iterations=3 requests]', proc.stderr)
+        self.assertEqual(proc.returncode, 2)  # stopped before an answer (issue 33): scripts can tell
+
+    def test_exit_0_for_an_answer_after_tool_calls(self):
+        self.config(max_al_iterations=3)
+        self.script({'calls': [('shell_exec', {'command': 'true'})]}, {'text': 'done'})
+        self.assertEqual(self.run_bantam().returncode, 0)
+
+    def test_the_repl_goes_on_after_a_turn_stopped_at_the_limit(self):
+        self.config(max_al_iterations=1)
+        self.script({'calls': [('shell_exec', {'command': 'true'})]}, {'text': 'next'})
+        proc = self.run_repl('loop', 'then')
+        self.assertEqual(proc.returncode, 0)
+        self.assertIn('next', proc.stdout)
 
     def test_stops_when_a_reply_has_no_tool_calls(self):
         self.script({'text': 'no tools needed'})

@@ -8,6 +8,8 @@ import re
 from helpers import FIXTURES, BantamCase
 
 REFUSED = os.path.join(FIXTURES, 'refused')
+LEFT_OUT = ('[left out to fit the context window: run the command again with head, tail or '
+            'grep]')
 
 
 def body(name):
@@ -231,3 +233,84 @@ class FullContext(BantamCase):
         self.assertEqual([m['role'] for m in self.autosaved()], ['system', 'user'])
         self.assertIn('We printed two outputs.', self.autosaved()[1]['content'])
         self.assertTrue(re.search('context window is full', proc.stderr))
+
+
+def sent_back(name):
+    with open(os.path.join(FIXTURES, 'sent-back', name + '.json'), 'rb') as f:
+        return {'raw': f.read(), 'code': 400, 'type': 'application/json'}
+
+
+class NoWorkLost(BantamCase):
+    """A fix never loses work (issue 32): only a body about the context window is a full window,
+    a summary's fix stays in its copy, small outputs stay, fixes are a loop, and a field the
+    body only mentions stays."""
+
+    def outputs(self, messages):
+        return [m['content'] for m in messages if m['role'] == 'tool']
+
+    def test_any_other_too_long_is_not_a_full_window(self):
+        self.config(color='never', timeout=10)
+        self.script(printing(1), sent_back('openai-400-string-too-long'))
+        proc = self.run_repl('go')
+        self.assertEqual(len(self.server.requests), 2, proc.stderr)
+        self.assertIn('string too long', proc.stderr)
+        self.assertNotIn('context window', proc.stderr)
+        [output] = self.outputs(self.autosaved())
+        self.assertTrue(output.startswith('output 1\n'))
+
+    def test_a_summary_never_changes_the_conversation(self):
+        self.config(color='never', timeout=10)
+        self.script(printing(1), {'text': 'ok'}, refusal('openai-error-400-context-length-exceeded'),
+                    {'status': 401, 'json': {'error': {'message': 'and now no more'}}})
+        proc = self.run_repl('go', '/compact')
+        self.assertIn('and now no more', proc.stderr)
+        self.assertEqual(self.outputs(self.server.requests[3]['body']['messages']), [LEFT_OUT])
+        [output] = self.outputs(self.autosaved())  # the copy had its output left out, not this
+        self.assertTrue(output.startswith('output 1\n'))
+        self.assertEqual(len(self.autosaved()), 5)
+
+    def test_outputs_no_longer_than_the_placeholder_stay(self):
+        self.config(color='never', timeout=10)
+        quiet = {'calls': [('shell_exec', {'command': 'true'})]}
+        self.script(quiet, quiet, quiet, printing(4), quiet,
+                    refusal('openai-error-400-context-length-exceeded'), {'text': 'done'})
+        proc = self.run_bantam()
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        outputs = self.outputs(self.sent())
+        self.assertEqual(outputs[3], LEFT_OUT)  # the large one went, the small ones stayed
+        self.assertEqual([o for i, o in enumerate(outputs) if i != 3],
+                         ['(no output)\n\nexit: 0'] * 4)
+
+    def test_a_long_run_of_fixes_is_a_loop(self):
+        # A thousand outputs and a server that keeps refusing: a fix each, then one line (with
+        # each fix a call of its own, this ended in RecursionError before).
+        # (Only the outputs: the calls they answer would make each request twice as large.)
+        messages = [{'role': 'system', 'content': 'sys'}, {'role': 'user', 'content': 'do'}]
+        messages += [{'role': 'tool', 'tool_call_id': 'c', 'content': 'o' * 90}] * 1000
+        messages.append({'role': 'assistant', 'content': 'done'})
+        os.makedirs(self.sessions())
+        with open(os.path.join(self.sessions(), 'big.json'), 'w') as f:
+            json.dump({'time': 'then', 'summary': 'big', 'messages': messages}, f)
+        self.config(color='never', timeout=10)
+        full, seen = refusal('openai-error-400-context-length-exceeded'), []
+
+        def refuse(request):  # counted, not kept: a thousand large bodies would fill memory
+            outputs = self.outputs(request['messages'])
+            seen.append(len(outputs) - outputs.count(LEFT_OUT))
+            self.server.requests.clear()
+            return full
+        self.server.default = refuse
+        proc = self.run_repl('/load big', 'go on', timeout=110)
+        self.assertFalse('RecursionError' in proc.stderr, proc.stderr[-300:])
+        self.assertEqual(seen, list(range(1000, -1, -1)))  # one output fewer each time
+        lines = proc.stderr.splitlines()
+        self.assertTrue(lines[-2].startswith('HTTP 400: '), lines[-3:])
+        self.assertEqual(lines[-1], '[no answer: the prompt is taken back; Up brings it back]')
+
+    def test_a_field_only_mentioned_stays(self):
+        self.config(color='never', timeout=10)
+        self.script(sent_back('openai-400-safety-refusal'))
+        proc = self.run_bantam()
+        self.assertEqual((proc.returncode, len(self.server.requests)), (1, 1))
+        self.assertNotIn('refused temperature', proc.stderr)
+        self.assertIn("'what temperature should I set the oven to' was flagged", proc.stderr)

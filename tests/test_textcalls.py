@@ -47,6 +47,11 @@ class CallsInText(BantamCase):
     def test_tool_call_tags(self):
         self.assertEqual(self.recovered('<tool_call>\n%s\n</tool_call>' % BARE)[0]['content'], '')
 
+    def test_tools_tags_as_qwen_writes_them_on_the_stock_template(self):
+        # Seen live (issue 32): the call wrapped in <tools>, printed as the answer before.
+        text = 'Let me check.\n<tools>\n%s\n</tools>' % BARE
+        self.assertEqual(self.recovered(text)[0]['content'], 'Let me check.')
+
     def test_doubled_braces_copied_from_the_template(self):
         self.assertEqual(self.recovered('{%s}' % BARE)[0]['content'], '')
 
