@@ -302,7 +302,7 @@ class Loop(BantamCase):
         proc = self.run_bantam()
         self.assertEqual(len(self.server.requests), 3)
         self.assertIn('[stopped after max_al_iterations=3 requests]', proc.stderr)
-        self.assertEqual(proc.returncode, 2)  # stopped before an answer (issue 33): scripts can tell
+        self.assertEqual(proc.returncode, 2)  # stopped before an answer (issue 33)
 
     def test_exit_0_for_an_answer_after_tool_calls(self):
         self.config(max_al_iterations=3)

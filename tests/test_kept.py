@@ -1,5 +1,6 @@
-"""Nothing lost (issues 26 and 32): every conversation is kept under an id of its own, ids never collide,
-and the autosave stays the current conversation. The REPL runs on a pseudo-terminal."""
+"""Nothing lost (issues 26, 32): every conversation is kept under an id of its own, ids never
+collide, the autosave stays the current conversation, and a turn that got no answer is taken
+back. The REPL runs on a pseudo-terminal."""
 import os
 import re
 import threading
@@ -76,8 +77,9 @@ class Kept(BantamCase):
         self.script({'text': 'answer'})
         s = self.start_repl()
         self.ask(s, 'question', 'answer')
-        self.ask(s, '/save', 'saved session')
-        self.ask(s, '/save', 'saved session')
+        # Each time, the next prompt first: a line typed before readline is back is not sent.
+        s.expect('> ', start=self.ask(s, '/save', 'saved session'))
+        s.expect('> ', start=self.ask(s, '/save', 'saved session'))
         self.quit(s)
         for sid in taken:
             self.assertEqual(self.read_session(sid)['summary'], "someone else's")
@@ -95,6 +97,7 @@ class Kept(BantamCase):
         self.ask(s, 'keep this', 'answer')
         self.server.close()
         end = self.ask(s, '/save', 'saved session ')
+        s.expect('> ', start=end)
         sid = re.match(r'\S+', s.text[end:]).group()
         self.assertEqual(len(self.read_session(sid)['messages']), 3)
         self.quit(s)
@@ -111,7 +114,8 @@ class TakenBack(BantamCase):
         self.assertIn('HTTP 401', proc.stderr)
         self.assertIn('[no answer: the prompt is taken back; Up brings it back]', proc.stderr)
         self.assertEqual(self.sent(), [self.sent()[0], {'role': 'user', 'content': 'second words'}])
-        self.assertEqual([m['content'] for m in self.autosaved()][1:], ['second words', 'now I see'])
+        self.assertEqual([m['content'] for m in self.autosaved()][1:],
+                         ['second words', 'now I see'])
 
     def test_a_prompt_refused_for_good_is_not_glued_to_the_next_ones(self):
         window = {'status': 400, 'json': {'error': {

@@ -260,7 +260,8 @@ class NoWorkLost(BantamCase):
 
     def test_a_summary_never_changes_the_conversation(self):
         self.config(color='never', timeout=10)
-        self.script(printing(1), {'text': 'ok'}, refusal('openai-error-400-context-length-exceeded'),
+        full = refusal('openai-error-400-context-length-exceeded')
+        self.script(printing(1), {'text': 'ok'}, full,
                     {'status': 401, 'json': {'error': {'message': 'and now no more'}}})
         proc = self.run_repl('go', '/compact')
         self.assertIn('and now no more', proc.stderr)

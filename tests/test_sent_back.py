@@ -25,7 +25,8 @@ def served(message, stream, finish):
     for key, value in message.items():
         if key in ('role', 'tool_calls'):
             continue
-        halves = [value[:len(value) // 2], value[len(value) // 2:]] if isinstance(value, str) else [value]
+        half = len(value) // 2 if isinstance(value, str) else 0
+        halves = [value[:half], value[half:]] if half else [value]
         deltas += [{key: half} for half in halves]
     for i, call in enumerate(message.get('tool_calls') or []):
         args = call['function']['arguments']
@@ -75,7 +76,8 @@ class Thinking(Rule):
 
     def broken(self, request):
         for sent, back in zip(self.sent, self.assistants(request)):
-            if back.get('tool_calls') and back.get('reasoning_content') != sent['reasoning_content']:
+            lost = back.get('reasoning_content') != sent['reasoning_content']
+            if back.get('tool_calls') and lost:
                 return True
         return False
 
@@ -133,8 +135,8 @@ class SentBack(BantamCase):
                 proc = self.loop(server, stream)
                 self.assertEqual(server.refused, 0, (refusal, stream, proc.stderr[-800:]))
                 last = server.accepted[-1]['messages']
-                self.assertEqual([m.get('reasoning_content') for m in last if m['role'] == 'assistant'],
-                                 THOUGHTS[:2])
+                kept = [m.get('reasoning_content') for m in last if m['role'] == 'assistant']
+                self.assertEqual(kept, THOUGHTS[:2])
                 for thought in THOUGHTS:  # shown once, between the markers
                     self.assertEqual(proc.stdout.count(thought), 1, (refusal, stream))
                 self.assertEqual(proc.stdout.count('--- reasoning start ---'), 3)
@@ -188,7 +190,7 @@ class SentBack(BantamCase):
                        {'role': 'assistant', 'content': 'All done.', 'reasoning': THOUGHTS[2]}]
             server = Strict(body('groq-400-reasoning-unsupported'), replies, stream)
             proc = self.loop(server, stream)
-            self.assertEqual(server.refused, 1, proc.stderr[-800:])  # one request per field, per run
+            self.assertEqual(server.refused, 1, proc.stderr[-800:])  # one per field, per run
             notices = [line for line in proc.stderr.splitlines() if 'refused' in line]
             self.assertEqual(len(notices), 1)
             self.assertTrue(notices[0].startswith('the server refused reasoning (HTTP 400: '))
