@@ -23,8 +23,8 @@ PARSE = {bool: {'true': True, 'false': False}.__getitem__, int: int, float: floa
 class Fail(Exception): pass  # an error that ends a turn, or a tool call, with one line
 
 
-def local_text(name, default=''):  # a file in the current directory, else beside the script
-    path = next(filter(os.path.isfile, [os.path.join(d, name) for d in ('', HERE)]), None)
+def local_text(name, default='', folders=('', HERE)):  # the current directory's, else the script's
+    path = next(filter(os.path.isfile, [os.path.join(d, name) for d in folders]), None)
     return pathlib.Path(path).read_text('utf-8-sig') if path else default  # a BOM is allowed
 
 
@@ -47,7 +47,8 @@ def load_config():
     if re.search(r'\s', cfg['api_key']): raise Fail('the API key has white space inside; not sent')
     # Fields not sent: those unset, and those a server refuses (the chat client adds them).
     cfg['refused'] = [k for k in ('max_tokens', 'reasoning_effort') if not cfg[k]]
-    cfg['system'] = local_text('system.txt', SYSTEM).strip()
+    agents = local_text('AGENTS.md', folders=['']).strip()  # the project's own rules: here only
+    cfg['system'] = (local_text('system.txt', SYSTEM).strip() + '\n\n' + agents).strip()
     return cfg
 
 
@@ -213,10 +214,6 @@ def new_call(**function):  # with an id of our own: some servers send none
     return {'id': 'call_%s' % os.urandom(6).hex(), 'type': 'function', 'function': function}
 
 
-# All that may follow a call written as text: white space, fences, a closing tag, stray braces.
-WRAPPING = re.compile(r'(\s|```|</tool(_call|s)>|\})*')
-
-
 def call_in_text(reply, tools):
     # Small models on stock chat templates often write their call as text: bare JSON, fenced, in
     # <tool_call> or <tools> tags, or in doubled braces. A JSON object that ends the reply (only
@@ -227,7 +224,8 @@ def call_in_text(reply, tools):
     for start in [m.start() for m in re.finditer('{', text)]:
         with contextlib.suppress(ValueError, RecursionError):
             obj, end = json.JSONDecoder(strict=False).raw_decode(text, start)
-            if not WRAPPING.fullmatch(text, end): continue  # words follow: not the end
+            # Only its wrapping may follow: white space, fences, a closing tag, stray braces.
+            if not re.compile(r'(\s|```|</tool(_call|s)>|\})*').fullmatch(text, end): continue
             args = obj.get('arguments')
             args = args if isinstance(args, str) else json.dumps(args)
             if obj.get('name') not in tools or not parse_json(args): break  # text after all

@@ -37,6 +37,22 @@ class Config(BantamCase):
         self.run_bantam()
         self.assertEqual(self.sent()[0], {'role': 'system', 'content': 'You are a test.'})
 
+    def test_agents_md_of_the_working_directory_follows_system_txt(self):
+        # The project's own rules (issue 33), for the agent and its children alike.
+        with open(os.path.join(self.cwd, 'system.txt'), 'w') as f:
+            f.write('You are a test.\n')
+        with open(os.path.join(self.cwd, 'AGENTS.md'), 'w') as f:
+            f.write('# Rules\nRun the tests with `make check`.\n')
+        with open(os.path.join(os.path.dirname(self.cwd), 'AGENTS.md'), 'w') as f:
+            f.write('A parent folder is not read.')
+        self.script({'calls': [('run_subagent', {'prompt': 'check'})]}, {'text': 'child done'},
+                    {'text': 'done'})
+        proc = self.run_bantam()
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        rules = 'You are a test.\n\n# Rules\nRun the tests with `make check`.'
+        self.assertEqual(self.sent(0)[0], {'role': 'system', 'content': rules})
+        self.assertEqual(self.sent(1)[0]['content'], rules + '\n\nImportant: this is a child agent')
+
     def test_default_system_prompt_without_system_txt(self):
         self.run_bantam()
         self.assertIn('shell_exec', self.sent()[0]['content'])
