@@ -199,7 +199,7 @@ NAMES = ('role', 'id', 'type', 'name')  # text a server may send again whole: ne
 
 def keep(into, part):
     # A streamed part added to what came before it, so that nothing the server sent is lost:
-    # text pieces joined (the text so far popped first: no copy kept, so joining stays fast),
+    # text pieces joined (the text so far popped first: Python 3.7 then extends it in place),
     # names replaced, objects merged, lists extended. The words, the calls and their order are
     # Bantam's own to put together.
     for key, value in part.items():
@@ -297,7 +297,7 @@ def run_tool(cfg, call, tools):  # check a call, trace it, run it; return the re
 INTERRUPTED = 'error: this call did not finish (interrupted)'
 
 
-def with_prompt(messages, prompt):  # the conversation and a prompt, never two user messages in a
+def with_prompt(messages, prompt):  # the conversation and a prompt; no two user messages in a row
     if messages[-1]['role'] != 'user': return messages + [{'role': 'user', 'content': prompt}]
     return messages[:-1] + [{'role': 'user', 'content': messages[-1]['content'] + '\n\n' + prompt}]
 
@@ -396,8 +396,8 @@ def repl(cfg, messages):  # read and run prompts; autosave whenever the conversa
             if line and messages[-1] == with_prompt(kept, line)[-1]:
                 messages[:] = kept
                 say(cfg, '[no answer: the prompt is taken back; Up brings it back]', 'error')
-            # One changed other than by growing (/clear, /load, /compact, an output left out, a
-            # prompt taken back) is a new conversation: the old file keeps the old one.
+            # One changed other than by growing (/clear, /load, /compact, an output left out) is
+            # a new conversation: the old file keeps the old one.
             if messages[:len(kept)] != kept: sid = None
             if messages != kept: sid = save_session(messages, sid)
             kept = copy.deepcopy(messages)
