@@ -7,9 +7,9 @@ import contextlib, copy, http.client, json, os, re, signal, subprocess, sys, tem
 import pathlib, unicodedata, urllib.error, urllib.request
 
 # ---------------------------------------------------------------- configuration
-DEFAULTS = dict(endpoint='https://api.openai.com/v1', model='gpt-4o', temperature=0.7, api_key='',
-                stream=True, color='auto', timeout=60, shell_timeout=120, max_al_iterations=1000,
-                max_tool_res=32768, max_tokens=0, reasoning_effort='')
+DEFAULTS = dict(endpoint='https://api.openai.com/v1', model='gpt-4o', temperature=0.7,
+                api_key='', stream=True, color='auto', timeout=60, shell_timeout=120,
+                max_al_iterations=1000, max_tool_res=32768, max_tokens=0, reasoning_effort='')
 SYSTEM = 'You are a terminal agent: act with shell_exec, check results, then answer briefly.'
 HERE, SESSIONS = pathlib.Path(__file__).resolve().parent, os.path.expanduser('~/.bantam/sessions')
 HISTORY = os.path.expanduser('~/.bantam_history')
@@ -23,9 +23,11 @@ PARSE = {bool: {'true': True, 'false': False}.__getitem__, int: int, float: floa
 class Fail(Exception): pass  # an error that ends a turn, or a tool call, with one line
 
 
-def local_text(name, default='', folders=('', HERE)):  # the current directory's, else the script's
+# A file of the current directory, else of the script's.
+def local_text(name, default='', folders=('', HERE)):
     path = next(filter(os.path.isfile, [os.path.join(d, name) for d in folders]), None)
-    return pathlib.Path(path).read_text('utf-8-sig') if path else default  # a BOM is allowed
+    # A BOM is allowed, and a byte that is not UTF-8 becomes U+FFFD instead of an error.
+    return pathlib.Path(path).read_text('utf-8-sig', 'replace') if path else default
 
 
 def load_config():
@@ -45,9 +47,12 @@ def load_config():
     if cfg['api_key'] in ('', os.getenv('OPENAI_API_KEY', '').strip()):
         cfg['api_key'] = os.environ.pop('OPENAI_API_KEY', '').strip()
     if re.search(r'\s', cfg['api_key']): raise Fail('the API key has white space inside; not sent')
-    # Fields not sent: those unset, and those a server refuses (the chat client adds them).
-    cfg['refused'] = [k for k in ('max_tokens', 'reasoning_effort') if not cfg[k]]
-    agents = local_text('AGENTS.md', folders=['']).strip()  # the project's own rules: here only
+    # Fields not sent: a streaming detail (index), those unset, and those a server refuses (the
+    # chat client adds them).
+    cfg['refused'] = ['index'] + [k for k in ('max_tokens', 'reasoning_effort') if not cfg[k]]
+    # The project's own rules, from the current directory only: outside text (a cloned project's
+    # file, maybe a link to /proc/self/environ), so cleaned like any.
+    agents = clean(cfg, local_text('AGENTS.md', folders=[''])).strip()
     cfg['system'] = (local_text('system.txt', SYSTEM).strip() + '\n\n' + agents).strip()
     return cfg
 
@@ -58,7 +63,8 @@ def clean(cfg, text):  # outside text made inert: no hidden character, no API ke
     text = ''.join(c for c in text if c in '\t\n' or unicodedata.category(c) not in ('Cc', 'Cf'))
     # The key sent, and the user's own (which commands keep when model.cfg has another).
     for key in (cfg['api_key'], os.getenv('OPENAI_API_KEY', '').strip()):
-        if len(key) >= 24: text = text.replace(key, '[api key]')  # under 24, like ollama: no secret
+        # A key under 24 characters is no secret (ollama's "ollama", say): left alone.
+        if len(key) >= 24: text = text.replace(key, '[api key]')
     return text
 
 
@@ -70,10 +76,9 @@ def say(cfg, text, style='', out=sys.stderr, end='\n'):  # shown, so cleaned; wo
 
 
 def parse_json(text):  # a JSON object, or {} for anything else
-    with contextlib.suppress(ValueError):
-        value = json.loads(text)
-        return value if isinstance(value, dict) else {}
-    return {}
+    try: value = json.loads(text)
+    except ValueError: return {}
+    return value if isinstance(value, dict) else {}
 
 
 # ---------------------------------------------------------------- chat client
@@ -83,8 +88,9 @@ HEADERS = {'Content-Type': 'application/json', 'User-Agent': 'Mozilla/5.0 (compa
 RETRY = (408, 409, 425, 429) + tuple(range(500, 600))  # worth another try
 FIELDS = ('model', 'stream', 'temperature', 'max_tokens', 'reasoning_effort')  # from cfg
 # What every server needs, so never left out.
-NEEDED = ('model', 'messages', 'stream', 'tools', 'role', 'content', 'tool_calls', 'tool_call_id',
-          'id', 'type', 'function', 'name', 'arguments')
+NEEDED = ('model', 'messages', 'stream', 'tools', 'role', 'content', 'tool_calls',
+          'tool_call_id', 'id', 'type', 'function', 'name', 'arguments')
+UNWANTED = re.compile('unsupported|unknown|unrecognized|extra_forbidden|not permitted', re.I)
 FULL = re.compile('context.(length|size|window)|prompt is too long|maximum number of tokens', re.I)
 LEFT_OUT = '[left out to fit the context window: run the command again with head, tail or grep]'
 
@@ -97,7 +103,7 @@ def chat(cfg, messages, tools):
     if cfg['api_key']: req.add_unredirected_header('Authorization', 'Bearer ' + cfg['api_key'])
     delays = [1, 1, 2, 3, 5]  # the Fibonacci schedule; a fix uses none of it
     while True:
-        body = unrefused(cfg, dict(messages=messages, **{field: cfg[field] for field in FIELDS}))
+        body = unrefused(cfg, dict(messages=messages, **{k: cfg[k] for k in FIELDS}))
         if tools: body['tools'] = [SCHEMAS[name] for name in tools]
         req.data = json.dumps(body).encode()  # made anew each time: a fix changes it
         try:
@@ -109,26 +115,28 @@ def chat(cfg, messages, tools):
             if fix_refusal(cfg, messages, dict(body, tools=None), e.code, text, why): continue
             if e.code not in RETRY or 'insufficient_quota' in text: raise Fail(why)
         except (OSError, http.client.HTTPException) as e:  # refused, timed out, cut off...
-            why = ('network error at %s: %s (is a server running there? see endpoint= in model.cfg)'
-                   % (cfg['endpoint'], getattr(e, 'reason', None) or e))
+            why = 'network error at %s: %s' % (cfg['endpoint'], getattr(e, 'reason', e))
         if not delays: raise Fail('%s (gave up after 5 retries)' % why)
         say(cfg, '%s; retrying in %d s' % (why, delays[0]), 'error')
         time.sleep(delays.pop(0))
 
 
 def unrefused(cfg, body):  # a copy of body without the fields a server refused, at any depth
-    drop = lambda obj: {key: v for key, v in obj.items() if key not in cfg['refused']}  # noqa: E731
+    drop = lambda obj: {k: v for k, v in obj.items() if k not in cfg['refused']}  # noqa: E731
     return json.loads(json.dumps(body), object_hook=drop)  # the hook sees every object
 
 
 def fix_refusal(cfg, messages, body, code, text, why):
-    # A field the request carries (its own or its messages') that the error refuses as a field,
-    # its name right before a quote, a backtick or a colon ('max_tokens', `temperature`, "loc":
-    # ["body", "reasoning"], Invalid reasoning_effort: x), is left out from now on, child agents'
-    # and summaries' requests included. With the context window full, the oldest tool output
-    # longer than the placeholder is. Each fix takes something away, so the loop ends.
-    sent, names = json.dumps(body), re.findall(r'\b(\w+)[\'"`:]', text)
-    field = next((n for n in names if n not in NEEDED and '"%s": ' % n in sent), None)
+    # A field the request carries that the error names, right before a quote (escaped or not), a
+    # backtick or a colon ('max_tokens', `temperature`, "loc": ["body", "reasoning"], Unknown name
+    # \"x\", Invalid reasoning_effort: x), is left out from now on, child agents' and summaries'
+    # requests included: a setting of the request's own whenever it is named, a field of its
+    # messages only when the error calls it unwanted (one "missing" or "invalid" is wanted).
+    # With the context window full, the oldest tool output longer than the placeholder is left
+    # out. Each fix takes something away, so the loop ends.
+    sent, names = json.dumps(body), re.findall(r'\b(\w+)\\?[\'"`:]', text)
+    named = [n for n in names if n not in NEEDED and '"%s": ' % n in sent]
+    field = next((n for n in named if n in body or UNWANTED.search(text)), None)
     if code in (400, 422) and field:
         cfg['refused'].append(field)
         say(cfg, 'the server refused %s (%s): sending again without it' % (field, why), 'error')
@@ -161,17 +169,17 @@ def events(response):
 def read_reply(cfg, response):
     # Read a reply as it arrives and print its words live; return the assistant message, with
     # every field the server sent (thinking models want their reasoning and signatures back).
-    reply, text, calls, finish, mode, newline = {'role': 'assistant'}, '', {}, None, 'text', ''
+    reply, text, calls, finish, mode, newline = {'role': 'assistant'}, '', [], None, 'text', ''
     try:
         for chunk in events(response):
             if chunk.get('error'): raise Fail(explain('server error', chunk['error']))
             choice = next((c for c in chunk.get('choices') or [] if c.get('index', 0) == 0), {})
             finish = finish or choice.get('finish_reason')
             delta = choice.get('delta') or choice.get('message') or {}
-            keep(reply, delta)
-            for fragment in delta.get('tool_calls') or []:  # by index; else an id starts a call
-                key = fragment.get('index', len(calls) - (0 if fragment.get('id') else 1))
-                keep(calls.setdefault(key, new_call()), fragment)
+            # Its role, words and calls are Bantam's own to put together: the role is always
+            # assistant, whatever a server writes there.
+            keep(reply, delta, ('role', 'content', 'tool_calls'))
+            extend(calls, delta.get('tool_calls') or [], new_call)
             # Printed as it comes; when reasoning starts or ends, a marker on a line of its own.
             for kind, piece in pieces(delta):
                 if not piece or not isinstance(piece, str): continue
@@ -183,7 +191,7 @@ def read_reply(cfg, response):
         if mode == 'think': say(cfg, newline + MARKERS['text'], 'marker', sys.stdout)
         elif newline: say(cfg, '', out=sys.stdout)
     if not finish: raise ConnectionError('the reply stream ended early')
-    if calls: reply['tool_calls'] = list(calls.values())
+    if calls: reply['tool_calls'] = calls
     return dict(reply, content=text)
 
 
@@ -194,20 +202,34 @@ def pieces(d):  # the (kind, text) pieces of a delta d: its reasoning, then its 
         yield 'text', part.get('text') if isinstance(part, dict) else part  # a part of a list
 
 
-NAMES = ('role', 'id', 'type', 'name')  # text a server may send again whole: never joined
+# Text a server sends again whole: replaced, never joined.
+NAMES = ('id', 'type', 'name', 'format')
 
 
-def keep(into, part):
-    # A streamed part added to what came before it, so that nothing the server sent is lost:
-    # text pieces joined (the text so far popped first: Python 3.7 then extends it in place),
-    # names replaced, objects merged, lists extended. The words, the calls and their order are
-    # Bantam's own to put together.
+def keep(into, part, own=()):
+    # A streamed part added to what came before it (2.6), so that what goes back is what the
+    # model wrote: text joined, names replaced, objects merged, a list's entries each continuing
+    # the last one or added. An empty value adds nothing; the fields in own are left alone.
     for key, value in part.items():
-        if key in ('content', 'tool_calls', 'index') or value in (None, '', [], {}): continue
+        if key in own or value in (None, '', [], {}): continue
         if isinstance(value, dict): keep(into.setdefault(key, {}), value)
-        elif isinstance(value, list): into.setdefault(key, []).extend(value)
+        elif isinstance(value, list): extend(into.setdefault(key, []), value)
         elif isinstance(value, str) and key not in NAMES: into[key] = into.pop(key, '') + value
         else: into[key] = value
+
+
+# The entries of a streamed list: each continues the last one, or is new.
+def extend(entries, parts, new=dict):
+    for part in parts:
+        if not (entries and continues(entries[-1], part)): entries.append(new())
+        keep(entries[-1], part)
+
+
+def continues(last, part):
+    # The same block streamed on: the same type and index (or none), no other id (an empty one
+    # is other than an id of Bantam's own), and the last not yet signed (a signature ends it).
+    if last.get('signature'): return False
+    return all(part.get(k) in (None, last.get(k, '')) for k in ('type', 'index', 'id'))
 
 
 def new_call(**function):  # with an id of our own: some servers send none
@@ -217,9 +239,10 @@ def new_call(**function):  # with an id of our own: some servers send none
 def call_in_text(reply, tools):
     # Small models on stock chat templates often write their call as text: bare JSON, fenced, in
     # <tool_call> or <tools> tags, or in doubled braces. A JSON object that ends the reply (only
-    # its wrapping follows), names an offered tool and has arguments becomes a real call, and the
-    # text keeps only the words before it; an object quoted inside an answer stays text. Models
-    # often leave a shell backslash unescaped (\. or \;) inside the JSON: it is doubled, as meant.
+    # its wrapping follows), names an offered tool and has arguments becomes a real call, written
+    # into the reply and returned (else None), and the reply's text keeps only the words before
+    # it; an object quoted inside an answer stays text. Models often leave a shell backslash
+    # unescaped (\. or \;) inside the JSON: it is doubled, as meant.
     text = re.sub(r'(\\[\\"/bfnrtu])|(\\)', r'\1\2\2', reply['content'])
     for start in [m.start() for m in re.finditer('{', text)]:
         with contextlib.suppress(ValueError, RecursionError):
@@ -228,12 +251,13 @@ def call_in_text(reply, tools):
             if not re.compile(r'(\s|```|</tool(_call|s)>|\})*').fullmatch(text, end): continue
             args = obj.get('arguments')
             args = args if isinstance(args, str) else json.dumps(args)
-            if obj.get('name') not in tools or not parse_json(args): break  # text after all
+            # A tool not offered, or no arguments: text after all.
+            if obj.get('name') not in tools or not parse_json(args): return None
             # The words before it stay, without its wrapping: a doubled brace, a tag, a fence.
             words = text[:start].rstrip().rstrip('{').rstrip()
             reply['content'] = re.sub(r'(```\w*\s*)?(<tool(_call|s)>)?$', '', words).rstrip()
-            return dict(reply, tool_calls=[new_call(name=obj['name'], arguments=args)])
-    return reply
+            reply['tool_calls'] = [new_call(name=obj['name'], arguments=args)]
+            return reply['tool_calls']
 
 
 # ---------------------------------------------------------------- tools
@@ -246,8 +270,7 @@ def shell_exec(cfg, command):
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(command, shell=True, executable=SHELL, stdin=subprocess.DEVNULL,
                                 stdout=out, stderr=out, start_new_session=True)
-        try:
-            code = proc.wait(cfg['shell_timeout'])
+        try: code = proc.wait(cfg['shell_timeout'])
         except subprocess.TimeoutExpired:
             code = 'killed after the %d s shell_timeout' % cfg['shell_timeout']
         finally:  # on a timeout, Ctrl+C or a signal, the whole group is killed
@@ -261,8 +284,8 @@ def shell_exec(cfg, command):
 def run_subagent(cfg, prompt):  # a fresh child conversation through the same loop
     child = [{'role': 'system', 'content': cfg['system'] + '\n\nImportant: this is a child agent'}]
     # No run_subagent: a child cannot fork forever.
-    agent_loop(cfg, child, prompt, ['shell_exec'])
-    answer = child[-1]['content'] if child[-1]['role'] == 'assistant' else ''
+    answer = agent_loop(cfg, child, prompt, ['shell_exec'])
+    if answer is None: return 'error: the child stopped at max_al_iterations, unfinished'
     return clean(cfg, answer[:cfg['max_tool_res']]) or '(no answer)'
 
 
@@ -285,9 +308,8 @@ def run_tool(cfg, call, tools):  # check a call, trace it, run it; return the re
     param, tool, _ = TOOLS[name] if name in tools else ('', None, '')
     arg = parse_json(raw).get(param)
     why = 'no %s argument as a JSON string' % param if tool else 'there is no tool %r' % name
-    usage = ', '.join('%s({"%s": "..."})' % (t, TOOLS[t][0]) for t in tools)
     ok = tool and isinstance(arg, str)
-    result = tool(cfg, arg) if ok else 'error: %s; use %s' % (why, usage)
+    result = tool(cfg, arg) if ok else 'error: ' + why
     say(cfg, '[tool result: %s]' % name, 'result')
     say(cfg, result, 'body' if ok else 'error')
     return result
@@ -297,31 +319,33 @@ def run_tool(cfg, call, tools):  # check a call, trace it, run it; return the re
 INTERRUPTED = 'error: this call did not finish (interrupted)'
 
 
-def with_prompt(messages, prompt):  # the conversation and a prompt; no two user messages in a row
+# The conversation and a prompt: no two user messages in a row.
+def with_prompt(messages, prompt):
     if messages[-1]['role'] != 'user': return messages + [{'role': 'user', 'content': prompt}]
     return messages[:-1] + [{'role': 'user', 'content': messages[-1]['content'] + '\n\n' + prompt}]
 
 
 def agent_loop(cfg, messages, prompt, tools):
-    # One turn: add the prompt, then ask the model and run the tools it calls, until it calls none.
-    messages[:] = with_prompt(messages, prompt)  # (after /compact, the summary is a user message)
+    # One turn: add the prompt, then ask the model and run the tools it calls, until it calls none;
+    # return its answer, or None when it stopped at the limit.
+    # (After /compact, the last message is the summary, a user message.)
+    messages[:] = with_prompt(messages, prompt)
     for _ in range(cfg['max_al_iterations']):
         say(cfg, '...requesting...', 'status')
         reply = chat(cfg, messages, tools)
-        reply = reply if reply.get('tool_calls') or not tools else call_in_text(reply, tools)
-        calls = reply.get('tool_calls')
+        calls = reply.get('tool_calls') or call_in_text(reply, tools)
         if reply['content'] or calls: messages.append(reply)  # never an empty message
-        if not calls: return
+        if not calls: return reply['content']
         answers = [{'role': 'tool', 'tool_call_id': c['id'], 'content': INTERRUPTED} for c in calls]
         # Answered in advance: an interruption leaves a valid conversation.
         messages += answers
         for call, answer in zip(calls, answers): answer['content'] = run_tool(cfg, call, tools)
     say(cfg, '[stopped after max_al_iterations=%d requests]' % cfg['max_al_iterations'], 'error')
-    return 2  # stopped before an answer: the exit status of one-shot mode
 
 
 # ---------------------------------------------------------------- sessions
-def save_session(messages, sid):  # as autosave, and under its id: returns it (a new one for None)
+# Saved as the autosave, and under its id, which is returned (a new one for None).
+def save_session(messages, sid):
     # Each file atomically: a private file whose name no other file has (the time, readable, and
     # random letters), then renamed over the old one; a new conversation takes that name as its
     # id. Its summary, needing no model, is its first prompt's first line.
@@ -351,15 +375,16 @@ def run_line(cfg, messages, line):  # a REPL command when its first word is one;
     if word == '/save':  # no model call: /save works while the server is down
         say(cfg, 'saved session %s' % save_session(messages, None))
     elif word == '/list':
-        say(cfg, '\n'.join('%s  %s  %3d messages  %s' % (sid, s.get('time'), len(s.get(
-            'messages') or []), s.get('summary', '(unreadable)')) for sid, s in sessions().items())
-            or 'no saved sessions')
+        say(cfg, '\n'.join('%s  %s  %3d messages  %s' % (sid, s.get('time'),
+            len(s.get('messages') or []), s.get('summary', '(unreadable)'))
+            for sid, s in sessions().items()) or 'no saved sessions')
     elif word == '/load':  # the session with this id, else the only one whose id starts so
         ids = sessions()
         hits = [i for i in ids if i == arg] or [i for i in ids if i.startswith(arg)]
         if len(hits) != 1: raise Fail('%d sessions match %r %s' % (len(hits), arg, ' '.join(hits)))
         messages[:] = ids[hits[0]].get('messages')
-    elif word == '/compact':  # asked on a copy: a fix of its request never changes the conversation
+    # /compact asks on a copy: a fix of its request never changes the conversation.
+    elif word == '/compact':
         ask = 'Summarize our work so far for yourself: the task, what was done, what remains.'
         summary = chat(cfg, with_prompt(copy.deepcopy(messages), ask), [])['content'].strip()
         if not summary: raise Fail('the model gave no summary; nothing was changed')
@@ -406,10 +431,8 @@ def repl(cfg, messages):  # read and run prompts; autosave whenever the conversa
 
 # ---------------------------------------------------------------- main
 def stop(number, frame):  # a stopping signal (Ctrl+C too in one-shot mode): unwind, exit
-    # A closed terminal, or stderr busy: exit all the same.
-    with contextlib.suppress(Exception):
-        print('\nbantam: stopped by %s' % signal.Signals(number).name, file=sys.stderr)
-    sys.exit(128 + number)
+    try: print('\nbantam: stopped by %s' % signal.Signals(number).name, file=sys.stderr)
+    finally: sys.exit(128 + number)  # a closed terminal, or stderr busy: exit all the same
 
 
 def main(argv):
@@ -425,7 +448,8 @@ def main(argv):
         messages = [{'role': 'system', 'content': cfg['system']}]
         if len(argv) < 2: return repl(cfg, messages) or 0
         prompt = sys.stdin.read() if argv[1] == '-' else pathlib.Path(argv[1]).read_text('utf-8')
-        return agent_loop(cfg, messages, prompt, list(TOOLS)) or 0
+        # Exit 2: stopped at the limit, before an answer.
+        return 2 if agent_loop(cfg, messages, prompt, list(TOOLS)) is None else 0
     except Exception as e:  # no traceback ever: one line
         say(cfg, 'bantam: %s' % (e if isinstance(e, Fail) else '%s: %s' % (type(e).__name__, e)))
         return 1

@@ -186,6 +186,21 @@ class Bench:
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         return time.perf_counter() - start
 
+    def reasoning(self):
+        # The same words streamed as reasoning and as text: reasoning is kept as a field of the
+        # reply (joined piece by piece), text as the reply's words.
+        count = 6000 if self.quick else 60000
+        words = ['tok%d ' % i for i in range(count)]
+        as_text = stream(words)
+        events = [sse(chunk({'role': 'assistant', 'content': ''}))]
+        events += [sse(chunk({'reasoning_content': piece})) for piece in words]
+        events += [sse(chunk({'content': 'ok'}, 'stop')), b'data: [DONE]\n\n']
+        as_reasoning = b''.join(events)
+        text = min(self.timed('bantam', as_text, subprocess.PIPE) for _ in range(3))
+        thought = min(self.timed('bantam', as_reasoning, subprocess.PIPE) for _ in range(3))
+        self.row('7. %d reasoning pieces (wall)' % count, thought * 1000, 'ms', text * 1000,
+                 '<= 1.2x the same words', thought <= 1.2 * text)
+
     def prompt_cost(self):
         self.server.requests.clear()
         self.timed('bantam', stream(['ok']))
@@ -225,7 +240,7 @@ def main():
     bench = Bench(quick)
     try:
         for step in (bench.startup, bench.throughput, bench.first_token, bench.loop,
-                     bench.prompt_cost, bench.memory):
+                     bench.prompt_cost, bench.memory, bench.reasoning):
             step()
     finally:
         bench.close()

@@ -88,7 +88,7 @@ class Signals(BantamCase):
 
 
 class NetworkErrors(BantamCase):
-    def test_a_refused_connection_names_the_endpoint_and_what_to_do(self):
+    def test_a_refused_connection_names_the_endpoint(self):
         with socket.socket() as s:  # a port with nothing listening on it
             s.bind(('127.0.0.1', 0))
             port = s.getsockname()[1]
@@ -101,8 +101,6 @@ class NetworkErrors(BantamCase):
             line = proc.stderr.readline()
         self.assertIn('network error at http://127.0.0.1:%d/v1: ' % port, line)
         self.assertIn('refused', line)
-        self.assertIn('is a server running there?', line)
-        self.assertIn('model.cfg', line)
 
 
 class Sessions(BantamCase):

@@ -1,0 +1,75 @@
+"""A cloned project's AGENTS.md is outside text, and a child says why it stopped (issue 38)."""
+import json
+import os
+
+from helpers import BantamCase
+
+USER_KEY = 'sk-user-own-key-0123456789abcdef'    # the user's OPENAI_API_KEY
+CFG_KEY = 'sk-model-cfg-key-fedcba9876543210'    # the key model.cfg sends
+
+
+class ProjectRules(BantamCase):
+    def keyed(self):
+        self.config(stream='true', color='never', timeout=10, api_key=CFG_KEY)
+        return {'OPENAI_API_KEY': USER_KEY}
+
+    def assert_no_request_carries(self, key):
+        for request in self.server.requests:
+            self.assertNotIn(key, json.dumps(request['body']))
+
+    def test_an_agents_md_linked_to_a_file_with_the_key_sends_no_key(self):
+        secrets = os.path.join(self.home, '.env')
+        with open(secrets, 'w') as f:
+            f.write('export OPENAI_API_KEY=%s\n' % USER_KEY)
+        os.symlink(secrets, os.path.join(self.cwd, 'AGENTS.md'))
+        self.script({'text': 'ok'})
+        proc = self.run_bantam(env=self.keyed())
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assert_no_request_carries(USER_KEY)
+        self.assertIn('export OPENAI_API_KEY=[api key]', self.sent()[0]['content'])
+
+    def test_an_agents_md_linked_to_the_environment_sends_no_key(self):
+        os.symlink('/proc/self/environ', os.path.join(self.cwd, 'AGENTS.md'))
+        self.script({'text': 'ok'})
+        proc = self.run_bantam(env=self.keyed())
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assert_no_request_carries(USER_KEY)
+        self.assertIn('OPENAI_API_KEY=[api key]', self.sent()[0]['content'])
+        self.assertNotIn('\0', self.sent()[0]['content'])
+
+    def test_an_agents_md_that_writes_either_key_sends_neither(self):
+        with open(os.path.join(self.cwd, 'AGENTS.md'), 'w') as f:
+            f.write('Use %s, or %s.\n' % (USER_KEY, CFG_KEY))
+        self.script({'text': 'ok'})
+        proc = self.run_bantam(env=self.keyed())
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assert_no_request_carries(USER_KEY)
+        self.assert_no_request_carries(CFG_KEY)
+
+    def test_a_binary_agents_md_is_read_and_the_run_answers(self):
+        with open(os.path.join(self.cwd, 'AGENTS.md'), 'wb') as f:
+            f.write(b'Rules: \xff\xfe\x00\x9b[31m be brief \x89PNG\r\n')
+        self.script({'text': 'the answer'})
+        proc = self.run_bantam()
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('the answer', proc.stdout)
+        system = self.sent()[0]['content']
+        self.assertIn('Rules: \ufffd\ufffd', system)
+        self.assertIn('be brief', system)
+        self.assertNotIn('\x00', system)
+
+
+class ChildAtTheLimit(BantamCase):
+    def test_the_parent_learns_that_its_child_stopped_at_the_limit(self):
+        self.config(stream='true', color='never', timeout=10, max_al_iterations=2)
+        self.script({'calls': [('run_subagent', {'prompt': 'loop'})]},
+                    {'calls': [('shell_exec', {'command': 'echo 1'})]},
+                    {'calls': [('shell_exec', {'command': 'echo 2'})]},
+                    {'text': 'parent done'})
+        proc = self.run_bantam()
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('parent done', proc.stdout)
+        result = self.sent()[-1]
+        self.assertEqual(result['role'], 'tool')
+        self.assertEqual(result['content'],
+                         'error: the child stopped at max_al_iterations, unfinished')
