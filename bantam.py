@@ -218,10 +218,11 @@ def keep(into, part, own=()):
         else: into[key] = value
 
 
-# The entries of a streamed list: each continues the last one, or is new.
+# The entries of a streamed list: the first of a chunk may continue the last one; the others,
+# like every entry of a plain reply's list, are new.
 def extend(entries, parts, new=dict):
-    for part in parts:
-        if not (entries and continues(entries[-1], part)): entries.append(new())
+    for i, part in enumerate(parts):
+        if i or not entries or not continues(entries[-1], part): entries.append(new())
         keep(entries[-1], part)
 
 

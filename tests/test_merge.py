@@ -111,6 +111,21 @@ class Rebuilt(BantamCase):
                          ['Two calls.', 'c2lnLW9uZQ==', 'c2lnLXR3bw=='])
         self.assertEqual([c['id'] for c in reply['tool_calls']], ['tool_1', 'tool_2'])
 
+    def test_entries_of_one_chunk_are_blocks_of_their_own(self):
+        # OpenRouter's web search sends its citations in one chunk, without index or id; a
+        # plain reply's list is whole. Neither is merged into one entry.
+        cite = [{'type': 'url_citation', 'url_citation': {'url': u, 'title': u}}
+                for u in ('https://a.example', 'https://b.example')]
+        message = {'role': 'assistant', 'content': 'See both.', 'annotations': cite}
+        plain = {'raw': json.dumps({'choices': [{'index': 0, 'message': message,
+                                                 'finish_reason': 'stop'}]}).encode(),
+                 'type': 'application/json'}
+        for first in (stream({'content': 'See both.', 'annotations': cite}), plain):
+            self.server.requests.clear()
+            self.script(first, {'text': 'ok'})
+            proc = self.run_repl('find two pages', 'thanks')
+            reply, = [m for m in self.sent() if m['role'] == 'assistant']
+            self.assertEqual(reply['annotations'], cite, proc.stderr[-800:])
 
 class Owned(BantamCase):
     def test_the_role_is_assistant_whatever_the_server_writes(self):
