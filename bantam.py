@@ -173,12 +173,10 @@ def read_reply(cfg, response):
     try:
         for chunk in events(response):
             if chunk.get('error'): raise Fail(explain('server error', chunk['error']))
-            choice = next((c for c in chunk.get('choices') or [] if c.get('index', 0) == 0), {})
+            choice = next((c for c in chunk.get('choices') or [] if not c.get('index')), {})
             finish = finish or choice.get('finish_reason')
             delta = choice.get('delta') or choice.get('message') or {}
-            # Its role, words and calls are Bantam's own to put together: the role is always
-            # assistant, whatever a server writes there.
-            keep(reply, delta, ('role', 'content', 'tool_calls'))
+            keep(reply, delta, ('role', 'content', 'tool_calls'))  # Bantam's own fields
             extend(calls, delta.get('tool_calls') or [], new_call)
             # Printed as it comes; when reasoning starts or ends, a marker on a line of its own.
             for kind, piece in pieces(delta):
@@ -209,7 +207,8 @@ NAMES = ('id', 'type', 'name', 'format')
 def keep(into, part, own=()):
     # A streamed part added to what came before it (2.6), so that what goes back is what the
     # model wrote: text joined, names replaced, objects merged, a list's entries each continuing
-    # the last one or added. An empty value adds nothing; the fields in own are left alone.
+    # the last one or added. An empty value adds nothing. The fields in own are left alone: a
+    # reply's role (always assistant, whatever a server writes), words and calls are Bantam's.
     for key, value in part.items():
         if key in own or value in (None, '', [], {}): continue
         if isinstance(value, dict): keep(into.setdefault(key, {}), value)
@@ -269,8 +268,8 @@ def shell_exec(cfg, command):
     # Output goes to a file, not a pipe, so a background child cannot hold the call open; only
     # its head is read back (the exit line needs 200 bytes of max_tool_res).
     with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen(command, shell=True, executable=SHELL, stdin=subprocess.DEVNULL,
-                                stdout=out, stderr=out, start_new_session=True)
+        proc = subprocess.Popen(command, shell=True, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=out, executable=SHELL, start_new_session=True)
         try: code = proc.wait(cfg['shell_timeout'])
         except subprocess.TimeoutExpired:
             code = 'killed after the %d s shell_timeout' % cfg['shell_timeout']
@@ -340,7 +339,7 @@ def agent_loop(cfg, messages, prompt, tools):
         answers = [{'role': 'tool', 'tool_call_id': c['id'], 'content': INTERRUPTED} for c in calls]
         # Answered in advance: an interruption leaves a valid conversation.
         messages += answers
-        for call, answer in zip(calls, answers): answer['content'] = run_tool(cfg, call, tools)
+        for call, slot in zip(calls, answers): slot['content'] = run_tool(cfg, call, tools)
     say(cfg, '[stopped after max_al_iterations=%d requests]' % cfg['max_al_iterations'], 'error')
 
 
@@ -398,14 +397,18 @@ def run_line(cfg, messages, line):  # a REPL command when its first word is one;
         agent_loop(cfg, messages, line, list(TOOLS))
 
 
-def repl(cfg, messages):  # read and run prompts; autosave whenever the conversation changed
+# Read and run prompts; autosave whenever the conversation changed. It keeps its id (once
+# saved), a copy of what was saved, and the line read last. Ctrl+C ends the turn, or drops the
+# line being typed. After every line, however it ended (even by a signal in the middle of a
+# turn), a prompt that got no answer is taken back; a conversation changed other than by growing
+# (/clear, /load, /compact, an output left out) is a new one: the old file keeps the old one.
+def repl(cfg, messages):
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl+C ends a turn, not Bantam
     with contextlib.suppress(ImportError, OSError):
         import readline  # lazy: only the REPL edits lines
         readline.parse_and_bind(r'"\C-j": "\C-v\C-j"')  # Ctrl+J inserts a newline
         readline.parse_and_bind('set enable-bracketed-paste on')  # a paste is one prompt
         readline.read_history_file(HISTORY)
-    # Its id (once saved), a copy of what was saved, and the line read last.
     sid, kept, line = None, copy.deepcopy(messages), ''
     while None not in (sys.stdin, sys.stdout):  # a closed input or output ends the REPL
         try:
@@ -413,17 +416,13 @@ def repl(cfg, messages):  # read and run prompts; autosave whenever the conversa
             if line == '/quit': break
             run_line(cfg, messages, line)
         except EOFError: break
-        # Ctrl+C ends the turn, or drops the line being typed.
         except KeyboardInterrupt: say(cfg, '[interrupted]', 'error')
         except Exception as e:  # no traceback ever: one line, and the REPL goes on
             say(cfg, e if isinstance(e, Fail) else '%s: %s' % (type(e).__name__, e), 'error')
-        # After every line, however it ended (even by a signal in the middle of a turn).
         finally:  # a prompt that got no answer is taken back: the conversation is as it was
             if line and messages[-1] == with_prompt(kept, line)[-1]:
                 messages[:] = kept
                 say(cfg, '[no answer: the prompt is taken back; Up brings it back]', 'error')
-            # One changed other than by growing (/clear, /load, /compact, an output left out) is
-            # a new conversation: the old file keeps the old one.
             if messages[:len(kept)] != kept: sid = None
             if messages != kept: sid = save_session(messages, sid)
             kept = copy.deepcopy(messages)

@@ -139,7 +139,8 @@ class Owned(BantamCase):
             self.assertEqual(roles, ['system', 'user', 'assistant', 'tool'], role)
 
     def test_two_calls_with_a_null_index_and_ids_of_their_own_are_two(self):
-        first, second = call_delta('call_a', None, 'echo one'), call_delta('call_b', None, 'echo two')
+        first = call_delta('call_a', None, 'echo one')
+        second = call_delta('call_b', None, 'echo two')
         self.script(stream(first, second, finish='tool_calls'), stream({'content': 'Done.'}))
         proc = self.run_bantam()
         self.assertEqual(proc.returncode, 0, proc.stderr[-800:])
