@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 # Bantam: a tiny agent that gives an OpenAI-compatible model two tools, a shell and itself.
-# Usage: bantam.py [prompt.txt | -]   (no argument: the REPL; -h: help)
+# Usage: bantam.py [prompt.txt | -]   (no argument: the REPL; -: the prompt from stdin)
 # The file reads in the order of the README's algorithm: configuration, chat client, tools,
 # agentic loop, sessions, REPL, main.
-import contextlib, copy, http.client, json, os, re, signal, subprocess, sys, tempfile, time
-import pathlib, unicodedata, urllib.error, urllib.request
+import contextlib, copy, http.client, json, os, re, shutil, signal, subprocess, sys, tempfile
+import pathlib, time, unicodedata, urllib.error, urllib.request
 
 # ---------------------------------------------------------------- configuration
 DEFAULTS = dict(endpoint='https://api.openai.com/v1', model='gpt-4o', temperature=0.7,
@@ -13,7 +13,6 @@ DEFAULTS = dict(endpoint='https://api.openai.com/v1', model='gpt-4o', temperatur
 SYSTEM = 'You are a terminal agent: act with shell_exec, check results, then answer briefly.'
 HERE, SESSIONS = pathlib.Path(__file__).resolve().parent, os.path.expanduser('~/.bantam/sessions')
 HISTORY = os.path.expanduser('~/.bantam_history')
-SHELL = '/bin/bash' if os.path.exists('/bin/bash') else None  # models write bash
 STYLES = dict(status='1;90', marker='36', think='2', call='33', result='32', body='2', error='31')
 
 
@@ -23,8 +22,14 @@ PARSE = {bool: {'true': True, 'false': False}.__getitem__, int: int, float: floa
 class Fail(Exception): pass  # an error that ends a turn, or a tool call, with one line
 
 
-# A file of the current directory, else of the script's.
 def local_text(name, default='', folders=('', HERE)):
+    # A file of the current directory, else of the script's. The current directory's is read
+    # only when it is a regular file whose real path is inside it: a cloned project's link to
+    # /proc/self/environ or ~/.ssh is left out, with a line that says so (never what it holds).
+    inside = os.path.realpath(name).startswith(os.path.join(os.getcwd(), ''))
+    if os.path.lexists(name) and not (inside and os.path.isfile(name)):
+        print('bantam: %s is left out: not a file inside this folder' % name, file=sys.stderr)
+        folders = folders[1:]
     path = next(filter(os.path.isfile, [os.path.join(d, name) for d in folders]), None)
     # A BOM is allowed, and a byte that is not UTF-8 becomes U+FFFD instead of an error.
     return pathlib.Path(path).read_text('utf-8-sig', 'replace') if path else default
@@ -40,7 +45,7 @@ def load_config():
                 key, value = map(str.strip, line.split('=', 1))  # no "=": a ValueError
                 cfg[key] = PARSE[type(DEFAULTS[key])](value)
             except (KeyError, ValueError):
-                raise Fail('bad setting on line %d of model.cfg (see bantam.py --help)' % number)
+                raise Fail('bad setting on line %d of model.cfg (see the README)' % number)
     if os.getenv('NO_COLOR') or os.getenv('BANTAM_NO_COLOR'): cfg['color'] = 'never'
     # The variable's key, when model.cfg has none or the same: taken out of the environment that
     # commands inherit. A user's own other key stays there for their commands (hidden in output).
@@ -50,8 +55,7 @@ def load_config():
     # Fields not sent: a streaming detail (index), those unset, and those a server refuses (the
     # chat client adds them).
     cfg['refused'] = ['index'] + [k for k in ('max_tokens', 'reasoning_effort') if not cfg[k]]
-    # The project's own rules, from the current directory only: outside text (a cloned project's
-    # file, maybe a link to /proc/self/environ), so cleaned like any.
+    # The project's own rules, from the current directory only: outside text, so cleaned like any.
     agents = clean(cfg, local_text('AGENTS.md', folders=[''])).strip()
     cfg['system'] = (local_text('system.txt', SYSTEM).strip() + '\n\n' + agents).strip()
     return cfg
@@ -91,7 +95,9 @@ FIELDS = ('model', 'stream', 'temperature', 'max_tokens', 'reasoning_effort')  #
 NEEDED = ('model', 'messages', 'stream', 'tools', 'role', 'content', 'tool_calls',
           'tool_call_id', 'id', 'type', 'function', 'name', 'arguments')
 UNWANTED = re.compile('unsupported|unknown|unrecognized|extra_forbidden|not permitted', re.I)
-FULL = re.compile('context.(length|size|window)|prompt is too long|maximum number of tokens', re.I)
+# A full context window, whatever its words ("string too long" is not one; "Request too large",
+# over a rate limit per minute, is).
+FULL = re.compile('(?i)context.(length|size|window)|is too long|too large|maximum number of tokens')
 LEFT_OUT = '[left out to fit the context window: run the command again with head, tail or grep]'
 
 
@@ -102,8 +108,11 @@ def chat(cfg, messages, tools):
     # Unredirected: a redirect never takes the key to another host.
     if cfg['api_key']: req.add_unredirected_header('Authorization', 'Bearer ' + cfg['api_key'])
     delays = [1, 1, 2, 3, 5]  # the Fibonacci schedule; a fix uses none of it
+    # The fields a server refused are left out at any depth: the JSON hook sees every object.
+    drop = lambda obj: {k: v for k, v in obj.items() if k not in cfg['refused']}  # noqa: E731
     while True:
-        body = unrefused(cfg, dict(messages=messages, **{k: cfg[k] for k in FIELDS}))
+        request = dict(messages=messages, **{k: cfg[k] for k in FIELDS})
+        body = json.loads(json.dumps(request), object_hook=drop)
         if tools: body['tools'] = [SCHEMAS[name] for name in tools]
         req.data = json.dumps(body).encode()  # made anew each time: a fix changes it
         try:
@@ -119,11 +128,6 @@ def chat(cfg, messages, tools):
         if not delays: raise Fail('%s (gave up after 5 retries)' % why)
         say(cfg, '%s; retrying in %d s' % (why, delays[0]), 'error')
         time.sleep(delays.pop(0))
-
-
-def unrefused(cfg, body):  # a copy of body without the fields a server refused, at any depth
-    drop = lambda obj: {k: v for k, v in obj.items() if k not in cfg['refused']}  # noqa: E731
-    return json.loads(json.dumps(body), object_hook=drop)  # the hook sees every object
 
 
 def fix_refusal(cfg, messages, body, code, text, why):
@@ -142,7 +146,7 @@ def fix_refusal(cfg, messages, body, code, text, why):
         say(cfg, 'the server refused %s (%s): sending again without it' % (field, why), 'error')
         return True
     tool = [m for m in messages if m['role'] == 'tool' and len(m['content']) > len(LEFT_OUT)]
-    if code in (400, 413) and FULL.search(text) and tool:
+    if code in (400, 413, 429) and FULL.search(text) and tool:
         tool[0]['content'] = LEFT_OUT
         say(cfg, 'the context window is full: sending again without the oldest output', 'error')
         return True
@@ -207,10 +211,12 @@ NAMES = ('id', 'type', 'name', 'format')
 def keep(into, part, own=()):
     # A streamed part added to what came before it (2.6), so that what goes back is what the
     # model wrote: text joined, names replaced, objects merged, a list's entries each continuing
-    # the last one or added. An empty value adds nothing. The fields in own are left alone: a
-    # reply's role (always assistant, whatever a server writes), words and calls are Bantam's.
+    # the last one or added. Null adds nothing, nor does an empty value where one is kept (an
+    # empty id never replaces Bantam's own); any other empty value is kept (DeepSeek wants its
+    # "" reasoning back). The fields in own are left alone: a reply's role (always assistant,
+    # whatever a server writes), words and calls are Bantam's.
     for key, value in part.items():
-        if key in own or value in (None, '', [], {}): continue
+        if key in own or value is None or (key in into and value in ('', [], {})): continue
         if isinstance(value, dict): keep(into.setdefault(key, {}), value)
         elif isinstance(value, list): extend(into.setdefault(key, []), value)
         elif isinstance(value, str) and key not in NAMES: into[key] = into.pop(key, '') + value
@@ -218,22 +224,26 @@ def keep(into, part, own=()):
 
 
 # The entries of a streamed list: the first of a chunk may continue the last one; the others,
-# like every entry of a plain reply's list, are new.
+# like every entry of a plain reply's list, are new. A piece's id replaces nothing.
 def extend(entries, parts, new=dict):
     for i, part in enumerate(parts):
-        if i or not entries or not continues(entries[-1], part): entries.append(new())
-        keep(entries[-1], part)
+        fresh = i or not entries or not continues(entries[-1], part)
+        if fresh: entries.append(new())
+        keep(entries[-1], part if fresh else dict(part, id=None))
 
 
 def continues(last, part):
-    # The same block streamed on: the same type and index (or none), no other id (an empty one
-    # is other than an id of Bantam's own), and the last not yet signed (a signature ends it).
+    # The same block streamed on: a call's piece that names no function, whatever its id (""
+    # from DashScope, "null" at times from Mistral); or an entry of the same type and index (or
+    # none) and no other id (an empty one is other than an id of Bantam's own), the last not yet
+    # signed (a signature ends a block).
     if last.get('signature'): return False
-    return all(part.get(k) in (None, last.get(k, '')) for k in ('type', 'index', 'id'))
+    piece = 'function' in part and not (part['function'] or {}).get('name')
+    return piece or all(part.get(k) in (None, last.get(k, '')) for k in ('type', 'index', 'id'))
 
 
-def new_call(**function):  # with an id of our own: some servers send none
-    return {'id': 'call_%s' % os.urandom(6).hex(), 'type': 'function', 'function': function}
+def new_call(**function):  # with an id of our own, 9 letters and digits (Mistral's rule)
+    return {'id': os.urandom(5).hex()[:9], 'type': 'function', 'function': function}
 
 
 def call_in_text(reply, tools):
@@ -266,10 +276,11 @@ MORE = '\n\n[... %d more bytes left out: see them with tail or grep ...]'
 
 def shell_exec(cfg, command):
     # Output goes to a file, not a pipe, so a background child cannot hold the call open; only
-    # its head is read back (the exit line needs 200 bytes of max_tool_res).
+    # its head is read back (the exit line needs 200 bytes of max_tool_res). Models write bash
+    # (sh where there is none).
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(command, shell=True, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=out, executable=SHELL, start_new_session=True)
+                                stderr=out, executable=shutil.which('bash'), start_new_session=True)
         try: code = proc.wait(cfg['shell_timeout'])
         except subprocess.TimeoutExpired:
             code = 'killed after the %d s shell_timeout' % cfg['shell_timeout']
@@ -284,8 +295,7 @@ def shell_exec(cfg, command):
 def run_subagent(cfg, prompt):  # a fresh child conversation through the same loop
     child = [{'role': 'system', 'content': cfg['system'] + '\n\nImportant: this is a child agent'}]
     # No run_subagent: a child cannot fork forever.
-    answer = agent_loop(cfg, child, prompt, ['shell_exec'])
-    if answer is None: return 'error: the child stopped at max_al_iterations, unfinished'
+    answer = agent_loop(cfg, child, prompt, ['shell_exec']) or ''  # (none at the limit)
     return clean(cfg, answer[:cfg['max_tool_res']]) or '(no answer)'
 
 
@@ -316,19 +326,22 @@ def run_tool(cfg, call, tools):  # check a call, trace it, run it; return the re
 
 
 # ---------------------------------------------------------------- agentic loop
-INTERRUPTED = 'error: this call did not finish (interrupted)'
+PENDING = 'error: this call did not finish (interrupted)'  # a call's result until it has one
 
 
-# The conversation and a prompt: no two user messages in a row.
 def with_prompt(messages, prompt):
-    if messages[-1]['role'] != 'user': return messages + [{'role': 'user', 'content': prompt}]
-    return messages[:-1] + [{'role': 'user', 'content': messages[-1]['content'] + '\n\n' + prompt}]
+    # The conversation and a prompt, in a shape every server takes: a user message follows only
+    # the system prompt or an answer. After a turn that stopped before its answer (its last
+    # message a tool's: Mistral refuses a user message there) or after /compact (a user message:
+    # strict templates refuse two in a row), an assistant message stands between.
+    if messages[-1]['role'] in ('user', 'tool'):
+        messages = messages + [{'role': 'assistant', 'content': '(no answer)'}]
+    return messages + [{'role': 'user', 'content': prompt}]
 
 
 def agent_loop(cfg, messages, prompt, tools):
     # One turn: add the prompt, then ask the model and run the tools it calls, until it calls none;
     # return its answer, or None when it stopped at the limit.
-    # (After /compact, the last message is the summary, a user message.)
     messages[:] = with_prompt(messages, prompt)
     for _ in range(cfg['max_al_iterations']):
         say(cfg, '...requesting...', 'status')
@@ -336,38 +349,37 @@ def agent_loop(cfg, messages, prompt, tools):
         calls = reply.get('tool_calls') or call_in_text(reply, tools)
         if reply['content'] or calls: messages.append(reply)  # never an empty message
         if not calls: return reply['content']
-        answers = [{'role': 'tool', 'tool_call_id': c['id'], 'content': INTERRUPTED} for c in calls]
         # Answered in advance: an interruption leaves a valid conversation.
-        messages += answers
-        for call, slot in zip(calls, answers): slot['content'] = run_tool(cfg, call, tools)
+        messages += [{'role': 'tool', 'tool_call_id': c['id'], 'content': PENDING} for c in calls]
+        for call, m in zip(calls, messages[-len(calls):]): m['content'] = run_tool(cfg, call, tools)
     say(cfg, '[stopped after max_al_iterations=%d requests]' % cfg['max_al_iterations'], 'error')
 
 
 # ---------------------------------------------------------------- sessions
 # Saved as the autosave, and under its id, which is returned (a new one for None).
 def save_session(messages, sid):
-    # Each file atomically: a private file whose name no other file has (the time, readable, and
-    # random letters), then renamed over the old one; a new conversation takes that name as its
-    # id. Its summary, needing no model, is its first prompt's first line.
+    # Each file atomically: a private file, written in a new private folder of the sessions
+    # folder, then renamed over the old one. The folder's name, no other file's (the time,
+    # readable, and random letters), is a new conversation's id; it goes when the save ends, with
+    # what a failed save wrote. Its summary, needing no model, is its first prompt's first line.
     os.makedirs(SESSIONS, 0o700, exist_ok=True)
     first = next((m['content'] for m in messages if m['role'] == 'user'), '').split('\n')[0]
-    stamp = time.strftime('%Y%m%d-%H%M%S-')
-    for name in ('autosave', sid):
-        with tempfile.NamedTemporaryFile('w', prefix=stamp, dir=SESSIONS, delete=False) as f:
-            json.dump(dict(time=time.strftime('%F %T'), summary=first, messages=messages), f)
-        sid = name or os.path.basename(f.name)
-        os.replace(f.name, os.path.join(SESSIONS, sid + '.json'))
+    with tempfile.TemporaryDirectory(prefix=time.strftime('%Y%m%d-%H%M%S-'), dir=SESSIONS) as new:
+        for name in ('autosave', sid):
+            with tempfile.NamedTemporaryFile('w', dir=new, delete=False) as f:
+                json.dump(dict(time=time.strftime('%F %T'), summary=first, messages=messages), f)
+            sid = name or os.path.basename(new)
+            os.replace(f.name, os.path.join(SESSIONS, sid + '.json'))
     return sid
 
 
 def sessions():  # {id: its saved data}, newest first
     paths = sorted(pathlib.Path(SESSIONS).glob('*.json'), key=os.path.getmtime, reverse=True)
-    return {path.stem: parse_json(path.read_bytes()) for path in paths}
+    return {path.stem: parse_json(path.read_bytes()) for path in paths if path.is_file()}
 
 
 # ---------------------------------------------------------------- REPL
-HELP = ('usage: bantam.py [prompt.txt | -]   (no argument: the REPL; -: the prompt from stdin)\n'
-        'REPL: /save /list /load <id or prefix> /compact /clear /help /quit; Ctrl+J adds a line')
+HELP = 'REPL: /save /list /load <id or prefix> /compact /clear /help /quit; Ctrl+J adds a line'
 
 
 def run_line(cfg, messages, line):  # a REPL command when its first word is one; else a prompt
@@ -387,7 +399,6 @@ def run_line(cfg, messages, line):  # a REPL command when its first word is one;
     elif word == '/compact':
         ask = 'Summarize our work so far for yourself: the task, what was done, what remains.'
         summary = chat(cfg, with_prompt(copy.deepcopy(messages), ask), [])['content'].strip()
-        if not summary: raise Fail('the model gave no summary; nothing was changed')
         messages[1:] = [{'role': 'user', 'content': 'Summary of our work so far:\n' + summary}]
     elif word == '/clear':
         messages[:] = [{'role': 'system', 'content': cfg['system']}]
@@ -401,7 +412,8 @@ def run_line(cfg, messages, line):  # a REPL command when its first word is one;
 # saved), a copy of what was saved, and the line read last. Ctrl+C ends the turn, or drops the
 # line being typed. After every line, however it ended (even by a signal in the middle of a
 # turn), a prompt that got no answer is taken back; a conversation changed other than by growing
-# (/clear, /load, /compact, an output left out) is a new one: the old file keeps the old one.
+# (/clear, /load, /compact, an output left out) is a new one: the old file keeps the old one. An
+# error, a failed save's too, is one line, and the REPL goes on with the conversation in memory.
 def repl(cfg, messages):
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl+C ends a turn, not Bantam
     with contextlib.suppress(ImportError, OSError):
@@ -424,7 +436,9 @@ def repl(cfg, messages):
                 messages[:] = kept
                 say(cfg, '[no answer: the prompt is taken back; Up brings it back]', 'error')
             if messages[:len(kept)] != kept: sid = None
-            if messages != kept: sid = save_session(messages, sid)
+            try:
+                if messages != kept: sid = save_session(messages, sid)
+            except OSError as e: say(cfg, 'the session is not saved: %s' % e, 'error')
             kept = copy.deepcopy(messages)
     with contextlib.suppress(NameError, OSError): readline.write_history_file(HISTORY)
 
@@ -439,9 +453,6 @@ def main(argv):
     for number in (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         # The default SIGPIPE: `| head` ends Bantam quietly.
         signal.signal(number, signal.SIG_DFL if number == signal.SIGPIPE else stop)
-    if argv[1:2] in (['-h'], ['--help']):
-        print(HELP, 'Settings in model.cfg:', json.dumps(DEFAULTS, indent=2), sep='\n')
-        return 0
     cfg = dict(DEFAULTS)  # until model.cfg is read
     try:
         cfg = load_config()
