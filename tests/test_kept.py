@@ -159,4 +159,4 @@ class TakenBack(BantamCase):
         proc = self.run_repl('do it', 'and then?')
         self.assertNotIn('taken back', proc.stderr)
         self.assertEqual([m['role'] for m in self.sent()],
-                         ['system', 'user', 'assistant', 'tool', 'user'])
+                         ['system', 'user', 'assistant', 'tool', 'assistant', 'user'])

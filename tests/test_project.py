@@ -1,10 +1,12 @@
-"""A cloned project's AGENTS.md is outside text, and a child says why it stopped (issue 38)."""
+"""A cloned project's AGENTS.md is outside text, read only from inside the project (issues 38,
+49), and a child at the limit (issue 38; its line was cut for lines in round 8)."""
 import json
 import os
 
 from helpers import BantamCase
 
 USER_KEY = 'sk-user-own-key-0123456789abcdef'    # the user's OPENAI_API_KEY
+GITHUB = 'ghp_0123456789abcdefGHIJKLMNOPQRSTUVwxyz'  # another secret of the environment
 CFG_KEY = 'sk-model-cfg-key-fedcba9876543210'    # the key model.cfg sends
 
 
@@ -17,25 +19,19 @@ class ProjectRules(BantamCase):
         for request in self.server.requests:
             self.assertNotIn(key, json.dumps(request['body']))
 
-    def test_an_agents_md_linked_to_a_file_with_the_key_sends_no_key(self):
+    def test_an_agents_md_linked_to_a_file_outside_is_left_out(self):
         secrets = os.path.join(self.home, '.env')
         with open(secrets, 'w') as f:
-            f.write('export OPENAI_API_KEY=%s\n' % USER_KEY)
+            f.write('export OPENAI_API_KEY=%s\nexport GITHUB_TOKEN=%s\n' % (USER_KEY, GITHUB))
         os.symlink(secrets, os.path.join(self.cwd, 'AGENTS.md'))
         self.script({'text': 'ok'})
         proc = self.run_bantam(env=self.keyed())
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assert_no_request_carries(USER_KEY)
-        self.assertIn('export OPENAI_API_KEY=[api key]', self.sent()[0]['content'])
-
-    def test_an_agents_md_linked_to_the_environment_sends_no_key(self):
-        os.symlink('/proc/self/environ', os.path.join(self.cwd, 'AGENTS.md'))
-        self.script({'text': 'ok'})
-        proc = self.run_bantam(env=self.keyed())
-        self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assert_no_request_carries(USER_KEY)
-        self.assertIn('OPENAI_API_KEY=[api key]', self.sent()[0]['content'])
-        self.assertNotIn('\0', self.sent()[0]['content'])
+        self.assert_no_request_carries(GITHUB)
+        self.assertNotIn('export', self.sent()[0]['content'])
+        self.assertIn('AGENTS.md is left out', proc.stderr)
+        self.assertNotIn(GITHUB, proc.stderr)
 
     def test_an_agents_md_that_writes_either_key_sends_neither(self):
         with open(os.path.join(self.cwd, 'AGENTS.md'), 'w') as f:
@@ -60,7 +56,9 @@ class ProjectRules(BantamCase):
 
 
 class ChildAtTheLimit(BantamCase):
-    def test_the_parent_learns_that_its_child_stopped_at_the_limit(self):
+    def test_a_child_at_the_limit_gives_no_answer(self):
+        # Its own line ("the child stopped at max_al_iterations") was cut for lines in round 8
+        # (README "Left out"): the parent reads "(no answer)", as for a child that said nothing.
         self.config(stream='true', color='never', timeout=10, max_al_iterations=2)
         self.script({'calls': [('run_subagent', {'prompt': 'loop'})]},
                     {'calls': [('shell_exec', {'command': 'echo 1'})]},
@@ -71,5 +69,4 @@ class ChildAtTheLimit(BantamCase):
         self.assertIn('parent done', proc.stdout)
         result = self.sent()[-1]
         self.assertEqual(result['role'], 'tool')
-        self.assertEqual(result['content'],
-                         'error: the child stopped at max_al_iterations, unfinished')
+        self.assertEqual(result['content'], '(no answer)')

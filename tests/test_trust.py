@@ -127,7 +127,7 @@ class ChildFailure(BantamCase):
         self.assertIn('HTTP 400: child request refused', proc.stderr)
         messages = self.sent()
         self.assertEqual([m['role'] for m in messages], ['system', 'user', 'assistant', 'tool',
-                                                         'user'])
+                                                         'assistant', 'user'])
         self.assertIn('did not finish', messages[3]['content'])
         self.assert_valid_conversation(messages)
 
