@@ -84,7 +84,7 @@ class Repl(BantamCase):
         self.ask(s, '/load 20260101', '2 sessions match')
         # No messages: one line (its words are a port's own), and the conversation stays.
         start = self.ask(s, '/load 2027', '\n')
-        shown = s.text[start:s.expect('> ', start=start) - 2]
+        shown = re.sub(r'\x1b\[[?0-9;]*[a-zA-Z]', '', s.text[start:s.expect('> ', start=start) - 2])
         self.assertEqual(len(shown.strip().splitlines()), 1, shown)
         self.assertNotIn('Traceback', s.text)
         self.script({'text': 'still here'})
