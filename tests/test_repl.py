@@ -194,10 +194,10 @@ class Repl(BantamCase):
         start = s.expect('[no answer: the prompt is taken back; Up brings it back]')
         s.expect('> ', start=start)
         self.script({'text': 'fast answer'})
-        self.ask(s, 'next question', 'fast answer')  # Ctrl+C cancelled the slow one
+        after = self.ask(s, 'next question', 'fast answer')  # Ctrl+C cancelled the slow one
         self.assertEqual(self.sent()[1:], [{'role': 'user', 'content': 'next question'}])
         self.script({'text': 'asked again'})
-        start = len(s.text)
+        start = s.expect('> ', start=after)  # typed keys wait for the prompt, as a user's eyes do
         s.send('\x1b[A\x1b[A\r')  # Up, Up: the cancelled prompt, from the line history
         s.expect('asked again', start=start)
         self.assertEqual(self.sent()[-1], {'role': 'user', 'content': 'slow question'})
