@@ -188,18 +188,84 @@ class Bench:
 
     def reasoning(self):
         # The same words streamed as reasoning and as text: reasoning is kept as a field of the
-        # reply (joined piece by piece), text as the reply's words.
-        count = 6000 if self.quick else 60000
-        words = ['tok%d ' % i for i in range(count)]
-        as_text = stream(words)
-        events = [sse(chunk({'role': 'assistant', 'content': ''}))]
-        events += [sse(chunk({'reasoning_content': piece})) for piece in words]
-        events += [sse(chunk({'content': 'ok'}, 'stop')), b'data: [DONE]\n\n']
-        as_reasoning = b''.join(events)
-        text = min(self.timed('bantam', as_text, subprocess.PIPE) for _ in range(3))
-        thought = min(self.timed('bantam', as_reasoning, subprocess.PIPE) for _ in range(3))
-        self.row('7. %d reasoning pieces (wall)' % count, thought * 1000, 'ms', text * 1000,
-                 '<= 1.2x the same words', thought <= 1.2 * text)
+        # reply (joined piece by piece), text as the reply's words (issue 50 row 1).
+        for count, runs in ((6000, 3), (15000, 1)) if self.quick else ((60000, 3), (150000, 1)):
+            words = ['tok%d ' % i for i in range(count)]
+            as_text = stream(words)
+            events = [sse(chunk({'role': 'assistant', 'content': ''}))]
+            events += [sse(chunk({'reasoning_content': piece})) for piece in words]
+            events += [sse(chunk({'content': 'ok'}, 'stop')), b'data: [DONE]\n\n']
+            as_reasoning = b''.join(events)
+            text = min(self.timed('bantam', as_text, subprocess.PIPE) for _ in range(runs))
+            thought = min(self.timed('bantam', as_reasoning, subprocess.PIPE) for _ in range(runs))
+            self.row('7. %d reasoning pieces (wall)' % count, thought * 1000, 'ms', text * 1000,
+                     '<= 1.2x the same words', thought <= 1.2 * text)
+
+    def listing(self):
+        # /list over three big sessions, against three small ones: time and peak memory should
+        # not grow with what the sessions hold (issue 50 row 4).
+        size = 2 if self.quick else 80
+        probe = ('import resource, subprocess, sys\n'
+                 'subprocess.run(sys.argv[1:], input=b"/list\\n", stdout=subprocess.DEVNULL, '
+                 'stderr=subprocess.DEVNULL)\n'
+                 'print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)')
+        result = {}
+        for label, megabytes in (('small', 0), ('big', size)):
+            folder = os.path.join(self.dir, '.bantam', 'sessions')
+            shutil.rmtree(folder, True)
+            os.makedirs(folder)
+            message = {'role': 'user', 'content': 'x' * 1000000}
+            for i in range(3):
+                with open(os.path.join(folder, 'session%d.json' % i), 'w') as f:
+                    json.dump({'time': 'then', 'summary': 'one', 'messages':
+                               [message] * megabytes + [{'role': 'user', 'content': 'hi'}]}, f)
+            start = time.perf_counter()
+            out = subprocess.run([sys.executable, '-c', probe, sys.executable, BANTAM],
+                                 cwd=self.dir, env=self.env, capture_output=True, text=True)
+            result[label] = (time.perf_counter() - start, int(out.stdout) / 1024)
+        shutil.rmtree(os.path.join(self.dir, '.bantam'), True)
+        (small, small_rss), (big, big_rss) = result['small'], result['big']
+        self.row('8. /list over three %d MB sessions (wall)' % size, big * 1000, 'ms',
+                 small * 1000, '<= 1.2x small sessions', big <= 1.2 * small)
+        self.row('   its peak RSS', big_rss, 'MB', small_rss, '<= 1.2x small sessions',
+                 big_rss <= 1.2 * small_rss)
+
+    def nested(self):
+        # A reply whose text holds many nested half-objects, against flat text of the same size:
+        # the search for a call written as text should take time in proportion (issue 50 row 5).
+        depth = 300 if self.quick else 900
+        half = '{"a": ' * depth
+        flat = 'a' * len(half)
+        times = {}
+        for label, text in (('flat', flat), ('nested', half)):
+            times[label] = min(self.timed('bantam', stream([text])) for _ in range(3))
+        self.row('9. a reply of %d nested half-objects (wall)' % depth, times['nested'] * 1000,
+                 'ms', times['flat'] * 1000, '<= 1.5x flat text', times['nested'] <= 1.5 *
+                 times['flat'])
+
+    def cleaning(self):
+        # clean() on 1 MB of output with a little non-ASCII, against a compiled pattern that
+        # removes the same characters (issue 50 row 2); in this process, on the module itself.
+        import importlib.util
+        import re
+        spec = importlib.util.spec_from_file_location('bantam', BANTAM)
+        bantam = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(bantam)
+        cfg = dict(bantam.DEFAULTS)
+        text = ('plain ascii output line, caf\u00e9 \u200b\x1b[31m\n' * 25000)[:1000000]
+        pattern = re.compile('[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u200b-\u200f\u202a-\u202e'
+                             '\u2060-\u2064\u2066-\u206f\ufeff]')
+        assert bantam.clean(cfg, text) == pattern.sub('', text)
+        mine = min(self.clock(lambda: bantam.clean(cfg, text)) for _ in range(3))
+        base = min(self.clock(lambda: pattern.sub('', text)) for _ in range(3))
+        self.row('10. cleaning 1 MB of output', mine * 1000, 'ms', base * 1000,
+                 "<= 2x a compiled pattern", mine <= 2 * base)
+
+    @staticmethod
+    def clock(work):
+        start = time.perf_counter()
+        work()
+        return time.perf_counter() - start
 
     def prompt_cost(self):
         self.server.requests.clear()
@@ -240,7 +306,8 @@ def main():
     bench = Bench(quick)
     try:
         for step in (bench.startup, bench.throughput, bench.first_token, bench.loop,
-                     bench.prompt_cost, bench.memory, bench.reasoning):
+                     bench.prompt_cost, bench.memory, bench.reasoning, bench.listing,
+                     bench.nested, bench.cleaning):
             step()
     finally:
         bench.close()
