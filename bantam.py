@@ -350,7 +350,7 @@ def agent_loop(cfg, messages, prompt, tools):
         if reply['content'] or calls: messages.append(reply)  # never an empty message
         if not calls: return reply['content']
         # Answered in advance: an interruption leaves a valid conversation.
-        messages += [{'role': 'tool', 'tool_call_id': c['id'], 'content': PENDING} for c in calls]
+        messages += [dict(role='tool', tool_call_id=c['id'], content=PENDING) for c in calls]
         for call, m in zip(calls, messages[-len(calls):]): m['content'] = run_tool(cfg, call, tools)
     say(cfg, '[stopped after max_al_iterations=%d requests]' % cfg['max_al_iterations'], 'error')
 
@@ -379,7 +379,7 @@ def sessions():  # {id: its saved data}, newest first
 
 
 # ---------------------------------------------------------------- REPL
-HELP = 'REPL: /save /list /load <id or prefix> /compact /clear /help /quit; Ctrl+J adds a line'
+HELP = '/save /list /load <id or prefix> /compact /clear /help /quit; Ctrl+J adds a line'
 
 
 def run_line(cfg, messages, line):  # a REPL command when its first word is one; else a prompt
