@@ -101,9 +101,9 @@ FULL = re.compile('(?i)context.(length|size|window)|is too long|too large|maximu
 LEFT_OUT = '[left out to fit the context window: run the command again with head, tail or grep]'
 
 
+# Send the conversation and return the reply, retrying on the Fibonacci schedule. A refusal
+# Bantam can fix is fixed, and the request made anew and sent at once.
 def chat(cfg, messages, tools):
-    # Send the conversation and return the reply, retrying on the Fibonacci schedule. A refusal
-    # Bantam can fix is fixed, and the request made anew and sent at once.
     req = urllib.request.Request(cfg['endpoint'].rstrip('/') + '/chat/completions', None, HEADERS)
     # Unredirected: a redirect never takes the key to another host.
     if cfg['api_key']: req.add_unredirected_header('Authorization', 'Bearer ' + cfg['api_key'])
