@@ -100,6 +100,7 @@ class TurnEnd(BantamCase):
         self.config(timeout=1, color='never')
         self.append_config('endpoint=' + url)
         proc = self.start_bantam()
+        self.addCleanup(proc.communicate)  # (after the kill below: reaped, its pipes closed)
         self.addCleanup(proc.kill)
         try:
             out, err = proc.communicate(timeout=8)
