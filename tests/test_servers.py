@@ -1,7 +1,9 @@
 """The servers users run, as they stream and refuse (issues 47, 48), and a project or a disk that
 would lose work (issue 49): the rows that came in in round 8. Each fake server below keeps its
 provider's rule and answers a request that breaks it with the provider's real error body
-(tests/fixtures/servers, tests/fixtures/sent-back); each test failed on the round-7 build."""
+(tests/fixtures/servers, tests/fixtures/sent-back). Each test failed on the round-7 build but two
+guards, which pass on both: llama-cpp-python's repeated name and id, and a link inside the
+folder."""
 import json
 import os
 import re
