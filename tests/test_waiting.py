@@ -144,11 +144,17 @@ class Merge(BantamCase):
     def test_arguments_sent_as_an_object_are_used_and_go_back_as_json_text(self):
         call = {'index': 0, 'id': 'call_1', 'type': 'function',
                 'function': {'name': 'shell_exec', 'arguments': {'command': 'echo object-args'}}}
-        self.script(stream({'tool_calls': [call]}, finish='tool_calls'), {'text': 'done'})
-        proc = self.run_bantam()
-        self.assertIn('object-args', self.sent()[-1]['content'], proc.stderr)
-        self.assertEqual(json.loads(self.sent()[2]['tool_calls'][0]['function']['arguments']),
-                         {'command': 'echo object-args'})
+        message = {'role': 'assistant', 'content': None, 'tool_calls': [dict(call, index=None)]}
+        plain = {'raw': json.dumps({'choices': [{'index': 0, 'message': message,
+                                                 'finish_reason': 'tool_calls'}]}).encode(),
+                 'type': 'application/json'}
+        for reply in (stream({'tool_calls': [call]}, finish='tool_calls'), plain):
+            self.server.requests.clear()
+            self.script(reply, {'text': 'done'})
+            proc = self.run_bantam()
+            self.assertIn('object-args', self.sent()[-1]['content'], proc.stderr)
+            arguments = self.sent()[2]['tool_calls'][0]['function']['arguments']
+            self.assertEqual(json.loads(arguments), {'command': 'echo object-args'})
 
     @waiting
     def test_entries_that_are_not_objects_are_kept_as_they_came(self):
