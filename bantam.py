@@ -1,6 +1,5 @@
 #!/usr/bin/env python3
 # Bantam: a tiny agent that gives an OpenAI-compatible model two tools, a shell and itself.
-# Usage: bantam.py [prompt.txt | -]   (no argument: the REPL; -: the prompt from stdin)
 # The file reads in the order of the README's algorithm: configuration, chat client, tools,
 # agentic loop, sessions, REPL, main.
 import contextlib, copy, http.client, json, os, re, shutil, signal, subprocess, sys, tempfile
@@ -11,8 +10,10 @@ DEFAULTS = dict(endpoint='https://api.openai.com/v1', model='gpt-4o', temperatur
                 api_key='', stream=True, color='auto', timeout=60, shell_timeout=120,
                 max_al_iterations=1000, max_tool_res=32768, max_tokens=0, reasoning_effort='')
 SYSTEM = 'You are a terminal agent: act with shell_exec, check results, then answer briefly.'
-HERE, SESSIONS = pathlib.Path(__file__).resolve().parent, os.path.expanduser('~/.bantam/sessions')
-HISTORY = os.path.expanduser('~/.bantam_history')
+# Settings come from the user's own folder, else from beside the script: never from the current
+# folder, which a cloned project writes.
+HERE, USER = pathlib.Path(__file__).resolve().parent, os.path.expanduser('~/.bantam')
+SESSIONS, HISTORY = os.path.join(USER, 'sessions'), os.path.expanduser('~/.bantam_history')
 STYLES = dict(status='1;90', marker='36', think='2', call='33', result='32', body='2', error='31')
 
 
@@ -22,42 +23,41 @@ PARSE = {bool: {'true': True, 'false': False}.__getitem__, int: int, float: floa
 class Fail(Exception): pass  # an error that ends a turn, or a tool call, with one line
 
 
-def local_text(name, default='', folders=('', HERE)):
-    # A file of the current directory, else of the script's. The current directory's is read
-    # only when it is a regular file whose real path is inside it: a cloned project's link to
-    # /proc/self/environ or ~/.ssh is left out, with a line that says so (never what it holds).
-    inside = os.path.realpath(name).startswith(os.path.join(os.getcwd(), ''))
-    if os.path.lexists(name) and not (inside and os.path.isfile(name)):
-        print('bantam: %s is left out: not a file inside this folder' % name, file=sys.stderr)
-        folders = folders[1:]
+def read_text(name, default='', folders=(USER, HERE)):
+    # The first regular file of that name in these folders, as UTF-8: a BOM is allowed, and a
+    # byte that is not UTF-8 becomes U+FFFD instead of an error.
     path = next(filter(os.path.isfile, [os.path.join(d, name) for d in folders]), None)
-    # A BOM is allowed, and a byte that is not UTF-8 becomes U+FFFD instead of an error.
     return pathlib.Path(path).read_text('utf-8-sig', 'replace') if path else default
 
 
 def load_config():
-    # Built-in defaults < model.cfg; a value is parsed as its default's type. A bad line is named
-    # by its number, never by its text: it may be a pasted key.
+    # Built-in defaults < model.cfg; a value is parsed as its default's type. A bad line is one
+    # line in Python's words: KeyError (an unknown key), ValueError (no "=", or a bad value).
     cfg = dict(DEFAULTS)
-    for number, line in enumerate(local_text('model.cfg').splitlines(), 1):
+    for line in read_text('model.cfg').splitlines():
         if line.strip() and line.strip()[0] != '#':
-            try:
-                key, value = map(str.strip, line.split('=', 1))  # no "=": a ValueError
-                cfg[key] = PARSE[type(DEFAULTS[key])](value)
-            except (KeyError, ValueError):
-                raise Fail('bad setting on line %d of model.cfg (see the README)' % number)
+            key, value = map(str.strip, line.split('=', 1))
+            cfg[key] = PARSE[type(DEFAULTS[key])](value)
+    # Requests go to a web server only: urllib would open file: and data: URLs too.
+    if not re.match('https?://', cfg['endpoint']):
+        raise Fail('bad setting: endpoint is not an http:// or https:// URL')
     if os.getenv('NO_COLOR') or os.getenv('BANTAM_NO_COLOR'): cfg['color'] = 'never'
     # The variable's key, when model.cfg has none or the same: taken out of the environment that
-    # commands inherit. A user's own other key stays there for their commands (hidden in output).
+    # commands inherit, without the white space a paste leaves in it (a line break in a header
+    # would print the key in urllib's error). A user's own other key stays there for their
+    # commands (hidden in output).
     if cfg['api_key'] in ('', os.getenv('OPENAI_API_KEY', '').strip()):
-        cfg['api_key'] = os.environ.pop('OPENAI_API_KEY', '').strip()
-    if re.search(r'\s', cfg['api_key']): raise Fail('the API key has white space inside; not sent')
+        cfg['api_key'] = ''.join(os.environ.pop('OPENAI_API_KEY', '').split())
     # Fields not sent: a streaming detail (index), those unset, and those a server refuses (the
     # chat client adds them).
     cfg['refused'] = ['index'] + [k for k in ('max_tokens', 'reasoning_effort') if not cfg[k]]
-    # The project's own rules, from the current directory only: outside text, so cleaned like any.
-    agents = clean(cfg, local_text('AGENTS.md', folders=[''])).strip()
-    cfg['system'] = (local_text('system.txt', SYSTEM).strip() + '\n\n' + agents).strip()
+    # The project's own rules: the current folder's AGENTS.md, only as a plain file (a link may
+    # point at .git/config and its token). Outside text, so cleaned like any.
+    link = os.path.islink('AGENTS.md')
+    if link:
+        print('bantam: AGENTS.md is left out: it is a link', file=sys.stderr)
+    agents = clean(cfg, read_text('AGENTS.md', folders=[] if link else [''])).strip()
+    cfg['system'] = (read_text('system.txt', SYSTEM).strip() + '\n\n' + agents).strip()
     return cfg
 
 
@@ -79,9 +79,9 @@ def say(cfg, text, style='', out=sys.stderr, end='\n'):  # shown, so cleaned; wo
     print(text, end=end, file=out, flush=True)
 
 
-def parse_json(text):  # a JSON object, or {} for anything else
-    try: value = json.loads(text)
-    except ValueError: return {}
+def parse_json(text):  # a JSON object (as text, or as it came), or {} for anything else
+    try: value = text if isinstance(text, dict) else json.loads(text)
+    except (TypeError, ValueError): return {}
     return value if isinstance(value, dict) else {}
 
 
@@ -117,7 +117,7 @@ def chat(cfg, messages, tools):
         req.data = json.dumps(body).encode()  # made anew each time: a fix changes it
         try:
             with urllib.request.urlopen(req, timeout=cfg['timeout']) as response:
-                return read_reply(cfg, response)
+                return read_reply(cfg, response, not tools or messages[-1]['role'] == 'tool')
         except urllib.error.HTTPError as e:
             text = e.read().decode('utf-8', 'replace')
             why = explain('HTTP %d' % e.code, parse_json(text).get('error') or text[:500])
@@ -170,38 +170,33 @@ def events(response):
         if field == 'data': yield parse_json(value)
 
 
-def read_reply(cfg, response):
+def read_reply(cfg, response, owed):
     # Read a reply as it arrives and print its words live; return the assistant message, with
     # every field the server sent (thinking models want their reasoning and signatures back).
     reply, text, calls, finish, mode, newline = {'role': 'assistant'}, '', [], None, 'text', ''
-    try:
-        for chunk in events(response):
-            if chunk.get('error'): raise Fail(explain('server error', chunk['error']))
-            choice = next((c for c in chunk.get('choices') or [] if not c.get('index')), {})
-            finish = finish or choice.get('finish_reason')
-            delta = choice.get('delta') or choice.get('message') or {}
-            keep(reply, delta, ('role', 'content', 'tool_calls'))  # Bantam's own fields
-            extend(calls, delta.get('tool_calls') or [], new_call)
-            # Printed as it comes; when reasoning starts or ends, a marker on a line of its own.
-            for kind, piece in pieces(delta):
-                if not piece or not isinstance(piece, str): continue
-                if kind != mode: say(cfg, newline + MARKERS[kind], 'marker', sys.stdout)
-                mode, newline = kind, '' if piece.endswith('\n') else '\n'
-                if kind == 'text': text += piece  # (a local: joined in place, in linear time)
-                say(cfg, piece, kind, sys.stdout, '')
-    finally:  # close the reasoning block, or end the last line
-        if mode == 'think': say(cfg, newline + MARKERS['text'], 'marker', sys.stdout)
-        elif newline: say(cfg, '', out=sys.stdout)
-    if not finish: raise ConnectionError('the reply stream ended early')
+    for chunk in events(response):
+        if chunk.get('error'): raise Fail(explain('server error', chunk['error']))
+        choice = next((c for c in chunk.get('choices') or [] if not c.get('index')), {})
+        finish = finish or choice.get('finish_reason')
+        delta = choice.get('delta') or choice.get('message') or {}
+        keep(reply, delta, ('role', 'content', 'tool_calls'))  # Bantam's own fields
+        extend(calls, delta.get('tool_calls') or [], new_call)
+        # Printed as it comes; when reasoning starts or ends, a marker on a line of its own.
+        think = delta.get('reasoning_content') or delta.get('reasoning')
+        for kind, piece in (('think', think), ('text', delta.get('content'))):
+            if not piece or not isinstance(piece, str): continue
+            if kind != mode: say(cfg, newline + MARKERS[kind], 'marker', sys.stdout)
+            mode, newline = kind, '' if piece.endswith('\n') else '\n'
+            if kind == 'text': text += piece  # (a local: joined in place, in linear time)
+            say(cfg, piece, kind, sys.stdout, '')
+    if mode == 'think': say(cfg, newline + MARKERS['text'], 'marker', sys.stdout)
+    elif newline: say(cfg, '', out=sys.stdout)
+    # Broken, so tried again: no end, or nothing where an answer is owed (to a tool's result, which
+    # Gemini at times answers with nothing, or to a summary request).
+    if not finish or (owed and not (text or calls)):
+        raise ConnectionError('the reply was empty' if finish else 'the reply stream ended early')
     if calls: reply['tool_calls'] = calls
     return dict(reply, content=text)
-
-
-def pieces(d):  # the (kind, text) pieces of a delta d: its reasoning, then its words
-    yield 'think', d.get('reasoning_content') or d.get('reasoning') or d.get('reasoning_text')
-    content = d.get('content')
-    for part in (content if isinstance(content, list) else [content]) + [d.get('refusal')]:
-        yield 'text', part.get('text') if isinstance(part, dict) else part  # a part of a list
 
 
 # Text a server sends again whole: replaced, never joined.
@@ -227,19 +222,16 @@ def keep(into, part, own=()):
 # like every entry of a plain reply's list, are new. A piece's id replaces nothing.
 def extend(entries, parts, new=dict):
     for i, part in enumerate(parts):
-        fresh = i or not entries or not continues(entries[-1], part)
+        last = entries[-1] if entries else {}
+        # The same block streamed on: a call's piece that names no function, whatever its id (""
+        # from DashScope, "null" at times from Mistral); or an entry of the same type and index
+        # (or none) and no other id (an empty one is other than an id of Bantam's own), the last
+        # not yet signed (a signature ends a block).
+        piece = 'function' in part and not (part['function'] or {}).get('name')
+        same = all(part.get(k) in (None, last.get(k, '')) for k in ('type', 'index', 'id'))
+        fresh = i or not entries or last.get('signature') or not (piece or same)
         if fresh: entries.append(new())
         keep(entries[-1], part if fresh else dict(part, id=None))
-
-
-def continues(last, part):
-    # The same block streamed on: a call's piece that names no function, whatever its id (""
-    # from DashScope, "null" at times from Mistral); or an entry of the same type and index (or
-    # none) and no other id (an empty one is other than an id of Bantam's own), the last not yet
-    # signed (a signature ends a block).
-    if last.get('signature'): return False
-    piece = 'function' in part and not (part['function'] or {}).get('name')
-    return piece or all(part.get(k) in (None, last.get(k, '')) for k in ('type', 'index', 'id'))
 
 
 def new_call(**function):  # with an id of our own, 9 letters and digits (Mistral's rule)
@@ -259,14 +251,12 @@ def call_in_text(reply, tools):
             obj, end = json.JSONDecoder(strict=False).raw_decode(text, start)
             # Only its wrapping may follow: white space, fences, a closing tag, stray braces.
             if not re.compile(r'(\s|```|</tool(_call|s)>|\})*').fullmatch(text, end): continue
-            args = obj.get('arguments')
-            args = args if isinstance(args, str) else json.dumps(args)
-            # A tool not offered, or no arguments: text after all.
-            if obj.get('name') not in tools or not parse_json(args): return None
+            # A tool not offered, or no arguments (JSON text or an object): text after all.
+            if obj.get('name') not in tools or not parse_json(obj.get('arguments')): return None
             # The words before it stay, without its wrapping: a doubled brace, a tag, a fence.
             words = text[:start].rstrip().rstrip('{').rstrip()
             reply['content'] = re.sub(r'(```\w*\s*)?(<tool(_call|s)>)?$', '', words).rstrip()
-            reply['tool_calls'] = [new_call(name=obj['name'], arguments=args)]
+            reply['tool_calls'] = [new_call(name=obj['name'], arguments=obj['arguments'])]
             return reply['tool_calls']
 
 
@@ -294,32 +284,36 @@ def shell_exec(cfg, command):
 
 def run_subagent(cfg, prompt):  # a fresh child conversation through the same loop
     child = [{'role': 'system', 'content': cfg['system'] + '\n\nImportant: this is a child agent'}]
-    # No run_subagent: a child cannot fork forever.
-    answer = agent_loop(cfg, child, prompt, ['shell_exec']) or ''  # (none at the limit)
+    # No run_subagent: a child cannot fork forever. A child that stopped says why.
+    answer = agent_loop(cfg, child, prompt, ['shell_exec'])
     return clean(cfg, answer[:cfg['max_tool_res']]) or '(no answer)'
 
 
 # Small models heed a tool's description more than the system prompt: it carries the key habit.
 TOOLS = {'shell_exec': ('command', shell_exec, 'Run a bash command; returns output and exit code. '
-                        'To save a result, the same command writes it: cmd > file; cat file. '
-                        'Read the output: if it is right, answer; if not, run the next command.'),
+                        'To save a result, the same command writes it: cmd > file; cat file.'),
          'run_subagent': ('prompt', run_subagent, 'Only for a big multi-step task: a child agent.')}
 
 
 SCHEMAS = {name: {'type': 'function', 'function': {'name': name, 'description': about,
            'parameters': {'type': 'object', 'properties': {param: {'type': 'string'}},
                           'required': [param]}}} for name, (param, _, about) in TOOLS.items()}
+# A call the same as the one before it is not run again: it would say the same, or do it twice.
+REPEATED = 'the same call as your last one, not run again: answer from its result, or change it'
 
 
-def run_tool(cfg, call, tools):  # check a call, trace it, run it; return the result
+def run_tool(cfg, call, tools, again):  # check a call, trace it, run it; return the result
     name, raw = call['function'].get('name', ''), call['function'].get('arguments') or '{}'
-    say(cfg, '[tool call: %s(%s)]' % (name, raw), 'call')
-    call['function']['arguments'] = raw if parse_json(raw) else '{}'  # servers reparse it
+    args = parse_json(raw)  # decoded, or an object as some servers send it
+    # The trace shows what runs: escapes decoded (none hides a command), still on one line.
+    shown = json.dumps(args, ensure_ascii=False) if args else raw
+    say(cfg, '[tool call: %s(%s)]' % (name, shown), 'call')
+    # Sent back as JSON text, {} when it is not an object: servers parse it again.
+    call['function']['arguments'] = raw if args and isinstance(raw, str) else json.dumps(args)
     param, tool, _ = TOOLS[name] if name in tools else ('', None, '')
-    arg = parse_json(raw).get(param)
     why = 'no %s argument as a JSON string' % param if tool else 'there is no tool %r' % name
-    ok = tool and isinstance(arg, str)
-    result = tool(cfg, arg) if ok else 'error: ' + why
+    ok = tool and isinstance(args.get(param), str) and not again
+    result = tool(cfg, args[param]) if ok else 'error: ' + (REPEATED if again else why)
     say(cfg, '[tool result: %s]' % name, 'result')
     say(cfg, result, 'body' if ok else 'error')
     return result
@@ -341,8 +335,10 @@ def with_prompt(messages, prompt):
 
 def agent_loop(cfg, messages, prompt, tools):
     # One turn: add the prompt, then ask the model and run the tools it calls, until it calls none;
-    # return its answer, or None when it stopped at the limit.
+    # return its answer. A model that repeats a call is told so, then stopped (as at the limit).
+    # The conversation then ends in a tool's result.
     messages[:] = with_prompt(messages, prompt)
+    made, why = [], 'stopped after max_al_iterations=%d requests' % cfg['max_al_iterations']
     for _ in range(cfg['max_al_iterations']):
         say(cfg, '...requesting...', 'status')
         reply = chat(cfg, messages, tools)
@@ -351,23 +347,31 @@ def agent_loop(cfg, messages, prompt, tools):
         if not calls: return reply['content']
         # Answered in advance: an interruption leaves a valid conversation.
         messages += [dict(role='tool', tool_call_id=c['id'], content=PENDING) for c in calls]
-        for call, m in zip(calls, messages[-len(calls):]): m['content'] = run_tool(cfg, call, tools)
-    say(cfg, '[stopped after max_al_iterations=%d requests]' % cfg['max_al_iterations'], 'error')
+        for call, m in zip(calls, messages[-len(calls):]):
+            made.append(call['function'])  # the same call again is not run (run_tool says why)
+            m['content'] = run_tool(cfg, call, tools, made[-2:] == made[-1:] * 2)
+        if made[-3:] == made[-1:] * 3:  # the same call a third time in a row: told, not heard
+            why = 'stopped: the model made the same call again after it was told'
+            break
+    say(cfg, why, 'error')  # stopped before an answer: why is the turn's result
+    return why
 
 
 # ---------------------------------------------------------------- sessions
 # Saved as the autosave, and under its id, which is returned (a new one for None).
-def save_session(messages, sid):
+def save_session(cfg, messages, sid):
     # Each file atomically: a private file, written in a new private folder of the sessions
     # folder, then renamed over the old one. The folder's name, no other file's (the time,
     # readable, and random letters), is a new conversation's id; it goes when the save ends, with
     # what a failed save wrote. Its summary, needing no model, is its first prompt's first line.
     os.makedirs(SESSIONS, 0o700, exist_ok=True)
-    first = next((m['content'] for m in messages if m['role'] == 'user'), '').split('\n')[0]
+    top = next((m['content'] for m in messages if m['role'] == 'user'), '').split('\n')[0]
+    # The key is hidden as on screen: a reply may echo it.
+    text = clean(cfg, json.dumps(dict(time=time.strftime('%F %T'), summary=top, messages=messages)))
     with tempfile.TemporaryDirectory(prefix=time.strftime('%Y%m%d-%H%M%S-'), dir=SESSIONS) as new:
         for name in ('autosave', sid):
             with tempfile.NamedTemporaryFile('w', dir=new, delete=False) as f:
-                json.dump(dict(time=time.strftime('%F %T'), summary=first, messages=messages), f)
+                f.write(text)
             sid = name or os.path.basename(new)
             os.replace(f.name, os.path.join(SESSIONS, sid + '.json'))
     return sid
@@ -385,16 +389,18 @@ HELP = '/save /list /load <id or prefix> /compact /clear /help /quit; Ctrl+J add
 def run_line(cfg, messages, line):  # a REPL command when its first word is one; else a prompt
     word, _, arg = line.partition(' ')
     if word == '/save':  # no model call: /save works while the server is down
-        say(cfg, 'saved session %s' % save_session(messages, None))
+        say(cfg, 'saved session %s' % save_session(cfg, messages, None))
     elif word == '/list':
         say(cfg, '\n'.join('%s  %s  %3d messages  %s' % (sid, s.get('time'),
             len(s.get('messages') or []), s.get('summary', '(unreadable)'))
             for sid, s in sessions().items()) or 'no saved sessions')
-    elif word == '/load':  # the session with this id, else the only one whose id starts so
+    # /load: the session with this id, else the only one whose id starts so, under the current
+    # system prompt (the one it was saved with brought another folder's rules).
+    elif word == '/load':
         ids = sessions()
         hits = [i for i in ids if i == arg] or [i for i in ids if i.startswith(arg)]
         if len(hits) != 1: raise Fail('%d sessions match %r %s' % (len(hits), arg, ' '.join(hits)))
-        messages[:] = ids[hits[0]].get('messages')
+        messages[1:] = ids[hits[0]].get('messages')[1:]
     # /compact asks on a copy: a fix of its request never changes the conversation.
     elif word == '/compact':
         ask = 'Summarize our work so far for yourself: the task, what was done, what remains.'
@@ -436,9 +442,7 @@ def repl(cfg, messages):
                 messages[:] = kept
                 say(cfg, '[no answer: the prompt is taken back; Up brings it back]', 'error')
             if messages[:len(kept)] != kept: sid = None
-            try:
-                if messages != kept: sid = save_session(messages, sid)
-            except OSError as e: say(cfg, 'the session is not saved: %s' % e, 'error')
+            if messages != kept: sid = save_session(cfg, messages, sid)
             kept = copy.deepcopy(messages)
     with contextlib.suppress(NameError, OSError): readline.write_history_file(HISTORY)
 
@@ -453,14 +457,17 @@ def main(argv):
     for number in (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         # The default SIGPIPE: `| head` ends Bantam quietly.
         signal.signal(number, signal.SIG_DFL if number == signal.SIGPIPE else stop)
+    if argv[1:2] in (['-h'], ['--help']):
+        print('usage: bantam.py [prompt.txt | -]  (no argument: the REPL); see the README')
+        return 0
     cfg = dict(DEFAULTS)  # until model.cfg is read
     try:
         cfg = load_config()
         messages = [{'role': 'system', 'content': cfg['system']}]
         if len(argv) < 2: return repl(cfg, messages) or 0
         prompt = sys.stdin.read() if argv[1] == '-' else pathlib.Path(argv[1]).read_text('utf-8')
-        # Exit 2: stopped at the limit, before an answer.
-        return 2 if agent_loop(cfg, messages, prompt, list(TOOLS)) is None else 0
+        agent_loop(cfg, messages, prompt, list(TOOLS))
+        return 2 if messages[-1]['role'] == 'tool' else 0  # 2: stopped before an answer
     except Exception as e:  # no traceback ever: one line
         say(cfg, 'bantam: %s' % (e if isinstance(e, Fail) else '%s: %s' % (type(e).__name__, e)))
         return 1

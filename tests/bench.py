@@ -56,7 +56,8 @@ class Bench:
         self.quick, self.rows = quick, []
         self.dir = tempfile.mkdtemp(prefix='bantam-bench-')
         self.server = FakeServer()
-        with open(os.path.join(self.dir, 'model.cfg'), 'w') as f:
+        os.makedirs(os.path.join(self.dir, '.bantam'))  # the user's own settings (HOME below)
+        with open(os.path.join(self.dir, '.bantam', 'model.cfg'), 'w') as f:
             f.write('endpoint=%s\nmodel=bench\ncolor=never\nmax_al_iterations=100000\n'
                     % self.server.url)
         self.prompt = os.path.join(self.dir, 'prompt.txt')
@@ -162,9 +163,10 @@ class Bench:
 
     def loop(self):
         rounds = 40 if self.quick else 200
-        call = {'calls': [('shell_exec', {'command': 'true'})]}
+        # `true` with a different comment each round: the same call again would not run.
+        calls = [{'calls': [('shell_exec', {'command': 'true # %d' % i})]} for i in range(rounds)]
         self.server.requests.clear()
-        self.server.replies.extend([call] * rounds + [{'text': 'done'}])
+        self.server.replies.extend(calls + [{'text': 'done'}])
         subprocess.run(self.argv('bantam'), cwd=self.dir, env=self.env,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
         times = [r['time'] for r in self.server.requests]
@@ -223,7 +225,7 @@ class Bench:
             out = subprocess.run([sys.executable, '-c', probe, sys.executable, BANTAM],
                                  cwd=self.dir, env=self.env, capture_output=True, text=True)
             result[label] = (time.perf_counter() - start, int(out.stdout) / 1024)
-        shutil.rmtree(os.path.join(self.dir, '.bantam'), True)
+        shutil.rmtree(os.path.join(self.dir, '.bantam', 'sessions'), True)
         (small, small_rss), (big, big_rss) = result['small'], result['big']
         self.row('8. /list over three %d MB sessions (wall)' % size, big * 1000, 'ms',
                  small * 1000, '<= 1.2x small sessions', big <= 1.2 * small)

@@ -80,7 +80,8 @@ def alive(pid):
 
 
 class BantamCase(unittest.TestCase):
-    """Each test gets its own HOME and working directory, a fake server and a model.cfg."""
+    """Each test gets its own HOME and working directory, a fake server, and the user's own
+    settings in $HOME/.bantam/model.cfg (the only place besides bantam.py's own folder)."""
 
     replies = ()
 
@@ -95,16 +96,21 @@ class BantamCase(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.dir, True)
         self.config(stream='true', color='never', timeout=10, shell_timeout=20)
 
+    def user_file(self, name):
+        """The path of a file of the user's own settings folder, ~/.bantam (made when missing)."""
+        os.makedirs(os.path.join(self.home, '.bantam'), exist_ok=True)
+        return os.path.join(self.home, '.bantam', name)
+
     def config(self, **settings):
-        """Write model.cfg in the working directory: the fake endpoint plus these settings."""
+        """Write the user's model.cfg: the fake endpoint plus these settings."""
         lines = ['# written by the tests', 'endpoint = %s' % self.server.url, 'model=fake-model']
         lines += ['%s=%s' % item for item in settings.items()]
-        with open(os.path.join(self.cwd, 'model.cfg'), 'w') as f:
+        with open(self.user_file('model.cfg'), 'w') as f:
             f.write('\n'.join(lines) + '\n')
 
     def append_config(self, *lines):
-        """Add raw lines to model.cfg (for settings config() cannot write)."""
-        with open(os.path.join(self.cwd, 'model.cfg'), 'a') as f:
+        """Add raw lines to the user's model.cfg (for settings config() cannot write)."""
+        with open(self.user_file('model.cfg'), 'a') as f:
             f.write(''.join(line + '\n' for line in lines))
 
     def env(self, extra=None):

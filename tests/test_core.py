@@ -10,7 +10,7 @@ from helpers import BANTAM, BantamCase, alive, python_only, wait_until
 
 
 class Config(BantamCase):
-    def test_cfg_is_read_from_the_working_directory_over_defaults(self):
+    def test_cfg_is_read_from_the_users_own_folder_over_defaults(self):
         self.config(temperature='0.25', stream='false')
         self.assertEqual(self.run_bantam().returncode, 0)
         body = self.server.requests[0]['body']
@@ -18,11 +18,11 @@ class Config(BantamCase):
                          ('fake-model', 0.25, False))
 
     @python_only
-    def test_cfg_beside_the_script_when_the_working_directory_has_none(self):
+    def test_cfg_beside_the_script_when_the_user_has_none(self):
         copy = os.path.join(self.dir, 'install')
         os.makedirs(copy)
         shutil.copy(BANTAM, copy)
-        os.rename(os.path.join(self.cwd, 'model.cfg'), os.path.join(copy, 'model.cfg'))
+        os.rename(self.user_file('model.cfg'), os.path.join(copy, 'model.cfg'))
         with open(os.path.join(copy, 'system.txt'), 'w') as f:
             f.write('SYSTEM FROM BESIDE THE SCRIPT')
         proc = subprocess.run([sys.executable, os.path.join(copy, 'bantam.py'),
@@ -31,15 +31,15 @@ class Config(BantamCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(self.sent()[0]['content'], 'SYSTEM FROM BESIDE THE SCRIPT')
 
-    def test_system_txt_from_the_working_directory(self):
-        with open(os.path.join(self.cwd, 'system.txt'), 'w') as f:
+    def test_system_txt_from_the_users_own_folder(self):
+        with open(self.user_file('system.txt'), 'w') as f:
             f.write('You are a test.\n')
         self.run_bantam()
         self.assertEqual(self.sent()[0], {'role': 'system', 'content': 'You are a test.'})
 
     def test_agents_md_of_the_working_directory_follows_system_txt(self):
         # The project's own rules (issue 33), for the agent and its children alike.
-        with open(os.path.join(self.cwd, 'system.txt'), 'w') as f:
+        with open(self.user_file('system.txt'), 'w') as f:
             f.write('You are a test.\n')
         with open(os.path.join(self.cwd, 'AGENTS.md'), 'w') as f:
             f.write('# Rules\nRun the tests with `make check`.\n')
@@ -57,35 +57,35 @@ class Config(BantamCase):
         self.run_bantam()
         self.assertIn('shell_exec', self.sent()[0]['content'])
 
-    def test_a_bad_value_is_one_line_naming_its_line(self):
+    def test_a_bad_value_is_one_line_in_pythons_words(self):
+        # (round 9: the line's number was cut for lines; Python's words name the value)
         self.config(temperature='warm')
         proc = self.run_bantam()
         self.assertEqual(proc.returncode, 1)
-        self.assertIn('line 4 of model.cfg', proc.stderr)
-        self.assertEqual(len(proc.stderr.strip().splitlines()), 1, proc.stderr)
-        self.assertNotIn('Traceback', proc.stderr)
+        self.assertEqual(proc.stderr, "bantam: ValueError: could not convert string to float: "
+                                      "'warm'\n")
         self.assertEqual(self.server.requests, [])
 
-    def test_an_unknown_key_is_an_error_that_does_not_echo_its_text(self):
+    def test_an_unknown_key_is_an_error_that_does_not_echo_its_value(self):
         self.append_config('apikey=sk-secret-value')
         proc = self.run_bantam()
         self.assertEqual(proc.returncode, 1)
-        self.assertIn('line 8 of model.cfg', proc.stderr)
-        self.assertNotIn('sk-secret-value', proc.stderr)
+        self.assertEqual(proc.stderr, "bantam: KeyError: 'apikey'\n")
 
     def test_a_line_without_equals_is_an_error_even_for_a_text_key(self):
         self.append_config('model')
         proc = self.run_bantam()
         self.assertEqual(proc.returncode, 1)
-        self.assertIn('line 8 of model.cfg', proc.stderr)
+        self.assertEqual(len(proc.stderr.splitlines()), 1, proc.stderr)
+        self.assertEqual(self.server.requests, [])
 
     def test_a_byte_order_mark_is_allowed(self):
         # Notepad saves UTF-8 with a byte-order mark
-        with open(os.path.join(self.cwd, 'model.cfg'), 'rb') as f:
+        with open(self.user_file('model.cfg'), 'rb') as f:
             cfg = f.read()
-        with open(os.path.join(self.cwd, 'model.cfg'), 'wb') as f:
+        with open(self.user_file('model.cfg'), 'wb') as f:
             f.write(b'\xef\xbb\xbf' + cfg)
-        with open(os.path.join(self.cwd, 'system.txt'), 'wb') as f:
+        with open(self.user_file('system.txt'), 'wb') as f:
             f.write(b'\xef\xbb\xbfYou are a test.')
         proc = self.run_bantam()
         self.assertEqual(proc.returncode, 0, proc.stderr)
@@ -100,16 +100,16 @@ class Config(BantamCase):
         self.run_bantam()
         self.assertNotIn('Authorization', self.server.requests[0]['headers'])
 
-    def test_a_bad_endpoint_is_an_error(self):
-        # No scheme: urllib's "unknown url type" is a network error, retried with the hint (the
-        # whole schedule, then exit 1, is ChatClient.test_fibonacci_schedule...).
-        self.append_config('endpoint=localhost:8080')
-        proc = self.start_bantam()
-        self.addCleanup(lambda: proc.poll() is None and proc.kill() or proc.communicate())
-        self.assertEqual(proc.stderr.readline(), '...requesting...\n')
-        line = proc.stderr.readline()
-        self.assertEqual(line, 'network error at localhost:8080: unknown url type: localhost; '
-                               'retrying in 1 s\n')
+    def test_an_endpoint_that_is_not_http_is_a_bad_setting(self):
+        # No scheme, file: or data: (urllib opens all three): one line naming endpoint, exit 1,
+        # no request (issue 54 row 3).
+        for endpoint in ('localhost:8080', 'file:.', 'data:,hello', 'ftp://example.com/v1'):
+            self.append_config('endpoint=' + endpoint)
+            proc = self.run_bantam()
+            self.assertEqual((proc.returncode, proc.stdout), (1, ''), endpoint)
+            self.assertEqual(proc.stderr, 'bantam: bad setting: endpoint is not an http:// or '
+                                          'https:// URL\n', endpoint)
+        self.assertEqual(self.server.requests, [])
 
 
 class ChatClient(BantamCase):
@@ -312,10 +312,11 @@ class Subagent(BantamCase):
 class Loop(BantamCase):
     def test_stops_after_max_al_iterations_requests(self):
         self.config(max_al_iterations=3)
-        self.server.default = {'calls': [('shell_exec', {'command': 'true'})]}
+        self.server.default = lambda body: {'calls': [
+            ('shell_exec', {'command': 'echo %d' % len(body['messages'])})]}
         proc = self.run_bantam()
         self.assertEqual(len(self.server.requests), 3)
-        self.assertIn('[stopped after max_al_iterations=3 requests]', proc.stderr)
+        self.assertEqual(proc.stderr.splitlines()[-1], 'stopped after max_al_iterations=3 requests')
         self.assertEqual(proc.returncode, 2)  # stopped before an answer (issue 33)
 
     def test_exit_0_for_an_answer_after_tool_calls(self):

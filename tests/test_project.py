@@ -1,5 +1,5 @@
-"""A cloned project's AGENTS.md is outside text, read only from inside the project (issues 38,
-49), and a child at the limit (issue 38; its line was cut for lines in round 8)."""
+"""A cloned project's AGENTS.md is outside text, read only as a plain file of the project (issues
+38, 49, 54), and a child at the limit tells its parent why (issues 38, 55)."""
 import json
 import os
 
@@ -56,9 +56,8 @@ class ProjectRules(BantamCase):
 
 
 class ChildAtTheLimit(BantamCase):
-    def test_a_child_at_the_limit_gives_no_answer(self):
-        # Its own line ("the child stopped at max_al_iterations") was cut for lines in round 8
-        # (README "Left out"): the parent reads "(no answer)", as for a child that said nothing.
+    def test_a_child_that_stopped_tells_its_parent_why(self):
+        # Issue 55 row 2: the child's stop line is its result (round 8 gave "(no answer)").
         self.config(stream='true', color='never', timeout=10, max_al_iterations=2)
         self.script({'calls': [('run_subagent', {'prompt': 'loop'})]},
                     {'calls': [('shell_exec', {'command': 'echo 1'})]},
@@ -69,4 +68,4 @@ class ChildAtTheLimit(BantamCase):
         self.assertIn('parent done', proc.stdout)
         result = self.sent()[-1]
         self.assertEqual(result['role'], 'tool')
-        self.assertEqual(result['content'], '(no answer)')
+        self.assertEqual(result['content'], 'stopped after max_al_iterations=2 requests')

@@ -272,8 +272,8 @@ class NoWorkLost(BantamCase):
 
     def test_outputs_no_longer_than_the_placeholder_stay(self):
         self.config(color='never', timeout=10)
-        quiet = {'calls': [('shell_exec', {'command': 'true'})]}
-        self.script(quiet, quiet, quiet, printing(4), quiet,
+        quiet = [{'calls': [('shell_exec', {'command': ': %d' % i})]} for i in range(4)]
+        self.script(*quiet[:3], printing(4), quiet[3],
                     refusal('openai-error-400-context-length-exceeded'), {'text': 'done'})
         proc = self.run_bantam()
         self.assertEqual(proc.returncode, 0, proc.stderr)

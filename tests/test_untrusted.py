@@ -158,19 +158,25 @@ class TheKey(BantamCase):
         self.run_bantam(env={'OPENAI_API_KEY': KEY})
         self.assertEqual(self.sent()[-1]['content'], 'unset\n\n\nexit: 0')
 
-    def assert_refused_unprinted(self, proc):
-        self.assertEqual(proc.returncode, 1)
-        self.assertEqual(proc.stderr, 'bantam: the API key has white space inside; not sent\n')
-        self.assertEqual(self.server.requests, [])
-
-    def test_a_key_with_a_line_break_inside_is_refused_without_printing_it(self):
-        # "$(cat key.txt)" of a two-line file: urllib's error used to print the header's bytes.
+    def test_a_key_with_a_line_break_inside_is_sent_joined_and_never_printed(self):
+        # "$(cat key.txt)" of a two-line file: urllib's error would print the header's bytes, so
+        # the white space a paste leaves inside the variable's key goes (round 9: it replaces the
+        # refusal of such a key, cut for lines).
+        self.script({'status': 401, 'json': {'error': {'message': 'Incorrect key ' + KEY}}})
         proc = self.run_bantam(env={'OPENAI_API_KEY': KEY[:20] + '\n' + KEY[20:]})
-        self.assert_refused_unprinted(proc)
+        self.assertEqual(proc.returncode, 1)
+        self.assertEqual(self.server.requests[0]['headers']['Authorization'], 'Bearer ' + KEY)
+        self.assertNotIn(KEY[:20], proc.stderr)
+        self.assertNotIn(KEY[20:], proc.stderr)
 
-    def test_a_key_with_a_space_inside_in_model_cfg_too(self):
-        self.config(api_key=KEY[:20] + ' ' + KEY[20:], color='never', timeout=10)
-        self.assert_refused_unprinted(self.run_bantam())
+    def test_a_key_with_a_space_inside_in_model_cfg_is_sent_as_written_never_printed(self):
+        spaced = KEY[:20] + ' ' + KEY[20:]
+        self.config(api_key=spaced, color='never', timeout=10)
+        self.script({'status': 401, 'json': {'error': {'message': 'Incorrect key ' + spaced}}})
+        proc = self.run_bantam()
+        self.assertEqual(proc.returncode, 1)
+        self.assertEqual(self.server.requests[0]['headers']['Authorization'], 'Bearer ' + spaced)
+        self.assertNotIn(KEY[20:], proc.stderr)
 
     def test_white_space_around_the_key_is_trimmed(self):
         proc = self.run_bantam(env={'OPENAI_API_KEY': ' %s\r' % KEY})  # a CRLF .env file
@@ -178,13 +184,15 @@ class TheKey(BantamCase):
         self.assertEqual(self.server.requests[0]['headers']['Authorization'], 'Bearer ' + KEY)
         self.assertNotIn(KEY, proc.stderr)
 
-    def test_a_line_without_equals_is_named_by_its_number(self):
-        self.append_config(KEY)  # a key pasted on a line of its own
+    def test_a_line_without_equals_is_one_line_that_never_shows_it(self):
+        # A key pasted on a line of its own: Python's words (not enough values to unpack), which
+        # hold no text of the line (round 9: the line's number was cut for lines).
+        self.append_config(KEY)
         proc = self.run_bantam()
         self.assertEqual(proc.returncode, 1)
-        self.assertIn('line 8 of model.cfg', proc.stderr)
+        self.assertEqual(len(proc.stderr.splitlines()), 1, proc.stderr)
+        self.assertNotIn(KEY, proc.stderr)
         self.assertNotIn(KEY[:10], proc.stderr)
-        self.assertEqual(self.server.requests, [])
 
     def test_a_redirect_never_takes_the_key_to_another_host(self):
         elsewhere = FakeServer()
@@ -221,11 +229,6 @@ class DisplayBugs(BantamCase):
         proc = self.run_bantam()
         self.assertEqual(proc.stdout, 'Hello\n--- reasoning start ---\nthink\n'
                                       '--- reasoning end ---\nBye.\n')
-
-    def test_a_refusal_is_shown_when_content_is_a_list(self):
-        self.script({'raw': raw_stream({'content': [], 'refusal': 'I cannot help with that.'})})
-        proc = self.run_bantam()
-        self.assertEqual(proc.stdout, 'I cannot help with that.\n')
 
 
 class ClosedInput(BantamCase):
