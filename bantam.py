@@ -302,14 +302,16 @@ SCHEMAS = {name: {'type': 'function', 'function': {'name': name, 'description': 
 REPEATED = 'the same call as your last one, not run again: answer from its result, or change it'
 
 
-def run_tool(cfg, call, tools, again):  # check a call, trace it, run it; return the result
+def run_tool(cfg, call, tools, made):  # check a call, trace it, run it; return the result
     name, raw = call['function'].get('name', ''), call['function'].get('arguments') or '{}'
     args = parse_json(raw)  # decoded, or an object as some servers send it
-    # The trace shows what runs: escapes decoded (none hides a command), still on one line.
-    shown = json.dumps(args, ensure_ascii=False) if args else raw
-    say(cfg, '[tool call: %s(%s)]' % (name, shown), 'call')
+    # The trace shows what runs, on one line: the arguments decoded, then written as JSON with
+    # escapes only for line breaks, controls and non-ASCII (no look-alike letter hides in it).
+    say(cfg, '[tool call: %s(%s)]' % (name, json.dumps(args) if args else raw), 'call')
     # Sent back as JSON text, {} when it is not an object: servers parse it again.
     call['function']['arguments'] = raw if args and isinstance(raw, str) else json.dumps(args)
+    made.append((name, args or raw))  # the turn's calls, as decoded
+    again = made[-2:] == made[-1:] * 2  # the same as the one before: not run again
     param, tool, _ = TOOLS[name] if name in tools else ('', None, '')
     why = 'no %s argument as a JSON string' % param if tool else 'there is no tool %r' % name
     ok = tool and isinstance(args.get(param), str) and not again
@@ -348,8 +350,7 @@ def agent_loop(cfg, messages, prompt, tools):
         # Answered in advance: an interruption leaves a valid conversation.
         messages += [dict(role='tool', tool_call_id=c['id'], content=PENDING) for c in calls]
         for call, m in zip(calls, messages[-len(calls):]):
-            made.append(call['function'])  # the same call again is not run (run_tool says why)
-            m['content'] = run_tool(cfg, call, tools, made[-2:] == made[-1:] * 2)
+            m['content'] = run_tool(cfg, call, tools, made)
         if made[-3:] == made[-1:] * 3:  # the same call a third time in a row: told, not heard
             why = 'stopped: the model made the same call again after it was told'
             break

@@ -56,14 +56,17 @@ class LiveTasks(unittest.TestCase):
             os.makedirs(os.path.join(work, os.path.dirname(name)), exist_ok=True)
             with open(os.path.join(work, name), 'w') as f:
                 f.write(text)
-        with open(os.path.join(work, 'model.cfg'), 'w') as f:
+        home = tempfile.mkdtemp(prefix='bantam-live-home-')  # the user's own settings
+        self.addCleanup(shutil.rmtree, home, True)
+        os.makedirs(os.path.join(home, '.bantam'))
+        with open(os.path.join(home, '.bantam', 'model.cfg'), 'w') as f:
             f.write('endpoint=%s\nmodel=%s\ntemperature=%s\ntimeout=600\nmax_al_iterations=15\n'
                     'color=never\nmax_tokens=1024\n' % (
                         ENDPOINT, os.environ.get('BANTAM_LIVE_MODEL', 'local'),
                         os.environ.get('BANTAM_LIVE_TEMPERATURE', '0.2')))
         with open(os.path.join(work, '.prompt'), 'w') as f:
             f.write(prompt)
-        env = dict(os.environ, HOME=work)
+        env = dict(os.environ, HOME=home)
         env = {k: v for k, v in env.items() if not k.startswith('BANTAM_')}
         start = time.monotonic()
         proc = subprocess.run([sys.executable, os.path.join(ROOT, 'bantam.py'), '.prompt'],

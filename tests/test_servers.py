@@ -1,9 +1,9 @@
 """The servers users run, as they stream and refuse (issues 47, 48), and a project or a disk that
-would lose work (issues 49, 54): the rows that came in in round 8, as round 9 has them. Each fake server below keeps its
-provider's rule and answers a request that breaks it with the provider's real error body
-(tests/fixtures/servers, tests/fixtures/sent-back). Each test failed on the round-7 build but two
-guards, which pass on both: llama-cpp-python's repeated name and id, and a link inside the
-folder."""
+would lose work (issues 49, 54): the rows that came in in round 8, as round 9 has them. Each fake
+server below keeps its provider's rule and answers a request that breaks it with the provider's
+real error body (tests/fixtures/servers, tests/fixtures/sent-back). Each test failed on the
+round-7 build but two guards, which pass on both: llama-cpp-python's repeated name and id, and a
+plain AGENTS.md."""
 import json
 import os
 import re
