@@ -117,7 +117,7 @@ def chat(cfg, messages, tools):
         req.data = json.dumps(body).encode()  # made anew each time: a fix changes it
         try:
             with urllib.request.urlopen(req, timeout=cfg['timeout']) as response:
-                return read_reply(cfg, response, not tools or messages[-1]['role'] == 'tool')
+                return read_reply(cfg, response, not tools)  # a summary is owed
         except urllib.error.HTTPError as e:
             text = e.read().decode('utf-8', 'replace')
             why = explain('HTTP %d' % e.code, parse_json(text).get('error') or text[:500])
@@ -191,8 +191,8 @@ def read_reply(cfg, response, owed):
             say(cfg, piece, kind, sys.stdout, '')
     if mode == 'think': say(cfg, newline + MARKERS['text'], 'marker', sys.stdout)
     elif newline: say(cfg, '', out=sys.stdout)
-    # Broken, so tried again: no end, or nothing where an answer is owed (to a tool's result, which
-    # Gemini at times answers with nothing, or to a summary request).
+    # Broken, so tried again: no end, or nothing where an answer is owed (a summary: a thinking
+    # model can spend max_tokens on reasoning).
     if not finish or (owed and not (text or calls)):
         raise ConnectionError('the reply was empty' if finish else 'the reply stream ended early')
     if calls: reply['tool_calls'] = calls
