@@ -32,7 +32,8 @@ def read_text(name, default='', folders=(USER, HERE)):
 
 def load_config():
     # Built-in defaults < model.cfg; a value is parsed as its default's type. A bad line is one
-    # line in Python's words: KeyError (an unknown key), ValueError (no "=", or a bad value).
+    # line in Python's words: KeyError (an unknown key), ValueError (no "=", or a bad value),
+    # which never hold a line without "=" (a pasted key).
     cfg = dict(DEFAULTS)
     for line in read_text('model.cfg').splitlines():
         if line.strip() and line.strip()[0] != '#':
@@ -420,7 +421,7 @@ def run_line(cfg, messages, line):  # a REPL command when its first word is one;
 # line being typed. After every line, however it ended (even by a signal in the middle of a
 # turn), a prompt that got no answer is taken back; a conversation changed other than by growing
 # (/clear, /load, /compact, an output left out) is a new one: the old file keeps the old one. An
-# error, a failed save's too, is one line, and the REPL goes on with the conversation in memory.
+# error is one line, and the REPL goes on; a failed save (a full disk) ends it, as main's error.
 def repl(cfg, messages):
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl+C ends a turn, not Bantam
     with contextlib.suppress(ImportError, OSError):
