@@ -234,3 +234,18 @@ class CameIn(BantamCase):
             self.assertIn('object-args', self.sent()[-1]['content'], proc.stderr)
             arguments = self.sent()[2]['tool_calls'][0]['function']['arguments']
             self.assertEqual(json.loads(arguments), {'command': 'echo object-args'})
+
+
+class NoAnswer(BantamCase):
+    """A one-shot run exits 2 when the conversation ends in a tool's result: stopped, or nothing
+    said after a tool (round 8 exited 0 with no answer; issue 55 row 5). A port that retries the
+    empty reply (the waiting row, tests/test_waiting.py) answers here instead, and passes too."""
+
+    def test_nothing_said_after_a_tool_is_no_answer(self):
+        self.script({'calls': [('shell_exec', {'command': 'echo ran'})]}, {'text': ''},
+                    {'text': 'the real answer'})
+        proc = self.run_bantam()
+        if proc.returncode == 0:  # the better behaviour: retried, answered
+            self.assertIn('the real answer', proc.stdout)
+        else:
+            self.assertEqual((proc.returncode, proc.stdout), (2, ''), proc.stderr)
