@@ -30,10 +30,13 @@ def read_text(name, default='', folders=(USER, HERE)):
     return pathlib.Path(path).read_text('utf-8-sig', 'replace') if path else default
 
 
+# Built-in defaults < model.cfg; a value is parsed as its default's type. A bad line is one line
+# in Python's words: KeyError (an unknown key), ValueError (no "=", or a bad value), which never
+# hold a line without "=" (a pasted key). The key: the variable's, when model.cfg has none or the
+# same, taken out of the environment that commands inherit and without the white space a paste
+# leaves in it (a line break in a header would print the key in urllib's error); a user's own
+# other key stays there for their commands (hidden in output).
 def load_config():
-    # Built-in defaults < model.cfg; a value is parsed as its default's type. A bad line is one
-    # line in Python's words: KeyError (an unknown key), ValueError (no "=", or a bad value),
-    # which never hold a line without "=" (a pasted key).
     cfg = dict(DEFAULTS)
     for line in read_text('model.cfg').splitlines():
         if line.strip() and line.strip()[0] != '#':
@@ -43,14 +46,9 @@ def load_config():
     if not re.match('https?://', cfg['endpoint']):
         raise Fail('bad setting: endpoint is not an http:// or https:// URL')
     if os.getenv('NO_COLOR') or os.getenv('BANTAM_NO_COLOR'): cfg['color'] = 'never'
-    # The variable's key, when model.cfg has none or the same: taken out of the environment that
-    # commands inherit, without the white space a paste leaves in it (a line break in a header
-    # would print the key in urllib's error). A user's own other key stays there for their
-    # commands (hidden in output).
     if cfg['api_key'] in ('', os.getenv('OPENAI_API_KEY', '').strip()):
         cfg['api_key'] = ''.join(os.environ.pop('OPENAI_API_KEY', '').split())
-    # Fields not sent: a streaming detail (index), those unset, and those a server refuses (the
-    # chat client adds them).
+    # Fields not sent: a streaming detail, those unset, those a server refuses (chat adds them).
     cfg['refused'] = ['index'] + [k for k in ('max_tokens', 'reasoning_effort') if not cfg[k]]
     # The project's own rules: the current folder's AGENTS.md, only as a plain file (a link may
     # point at .git/config and its token). Outside text, so cleaned like any.
@@ -171,9 +169,9 @@ def events(response):
         if field == 'data': yield parse_json(value)
 
 
+# Read a reply as it arrives and print its words live; return the assistant message, with every
+# field the server sent (thinking models want their reasoning and signatures back).
 def read_reply(cfg, response, owed):
-    # Read a reply as it arrives and print its words live; return the assistant message, with
-    # every field the server sent (thinking models want their reasoning and signatures back).
     reply, text, calls, finish, mode, newline = {'role': 'assistant'}, '', [], None, 'text', ''
     for chunk in events(response):
         if chunk.get('error'): raise Fail(explain('server error', chunk['error']))
@@ -396,9 +394,7 @@ def run_line(cfg, messages, line):  # a REPL command when its first word is one;
         say(cfg, '\n'.join('%s  %s  %3d messages  %s' % (sid, s.get('time'),
             len(s.get('messages') or []), s.get('summary', '(unreadable)'))
             for sid, s in sessions().items()) or 'no saved sessions')
-    # /load: the session with this id, else the only one whose id starts so, under the current
-    # system prompt (the one it was saved with brought another folder's rules).
-    elif word == '/load':
+    elif word == '/load':  # by id or prefix, under this folder's rules (not the saved ones)
         ids = sessions()
         hits = [i for i in ids if i == arg] or [i for i in ids if i.startswith(arg)]
         if len(hits) != 1: raise Fail('%d sessions match %r %s' % (len(hits), arg, ' '.join(hits)))
