@@ -177,6 +177,12 @@ class BantamCase(unittest.TestCase):
     def sessions(self):
         return os.path.join(self.home, '.bantam', 'sessions')
 
+    def block_sessions(self):
+        """Put a file where the sessions folder should be: every save fails."""
+        os.makedirs(os.path.join(self.home, '.bantam'), exist_ok=True)
+        with open(self.sessions(), 'w') as f:
+            f.write('a file where the folder should be')
+
     def read_session(self, sid):
         with open(os.path.join(self.sessions(), sid + '.json')) as f:
             return json.load(f)

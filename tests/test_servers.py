@@ -220,9 +220,7 @@ class FailedSave(BantamCase):
     the REPL then goes on was cut for lines in round 9: tests/test_waiting.py.)"""
 
     def test_a_sessions_path_that_is_a_file_is_one_line(self):
-        os.makedirs(os.path.join(self.home, '.bantam'), exist_ok=True)
-        with open(self.sessions(), 'w') as f:
-            f.write('a file where the folder should be')
+        self.block_sessions()
         self.script({'text': 'one'}, {'text': 'two'})
         proc = self.run_repl('first', 'second')
         self.assertIn('one', proc.stdout)

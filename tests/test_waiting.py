@@ -185,9 +185,7 @@ class CutInRound9(BantamCase):
 
     @waiting
     def test_a_failed_save_is_one_line_and_the_repl_goes_on(self):
-        os.makedirs(os.path.join(self.home, '.bantam'), exist_ok=True)
-        with open(self.sessions(), 'w') as f:
-            f.write('a file where the folder should be')
+        self.block_sessions()
         self.script({'text': 'one'}, {'text': 'two'})
         proc = self.run_repl('first', 'second')
         self.assertIn('two', proc.stdout, proc.stderr)
