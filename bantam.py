@@ -297,7 +297,8 @@ TOOLS = {'shell_exec': ('command', shell_exec, 'Run a bash command; returns outp
 SCHEMAS = {name: {'type': 'function', 'function': {'name': name, 'description': about,
            'parameters': {'type': 'object', 'properties': {param: {'type': 'string'}},
                           'required': [param]}}} for name, (param, _, about) in TOOLS.items()}
-# A call the same as the one before it is not run again: it would say the same, or do it twice.
+# A call that makes again the round of one to three calls just made (ls; ls, or ls, pwd; ls, pwd)
+# is not run: it would say the same, or do it twice. A call made again after other work runs.
 REPEATED = 'the same call as your last one, not run again: answer from its result, or change it'
 
 
@@ -310,7 +311,7 @@ def run_tool(cfg, call, tools, made):  # check a call, trace it, run it; return 
     # Sent back as JSON text, {} when it is not an object: servers parse it again.
     call['function']['arguments'] = raw if args and isinstance(raw, str) else json.dumps(args)
     made.append((name, args or raw))  # the turn's calls, as decoded
-    again = made[-2:] == made[-1:] * 2  # the same as the one before: not run again
+    again = any(made[-k:] == made[-2 * k:-k] for k in (1, 2, 3))  # a round made again
     param, tool, _ = TOOLS[name] if name in tools else ('', None, '')
     why = 'no %s argument as a JSON string' % param if tool else 'there is no tool %r' % name
     ok = tool and isinstance(args.get(param), str) and not again
@@ -350,7 +351,7 @@ def agent_loop(cfg, messages, prompt, tools):
         messages += [dict(role='tool', tool_call_id=c['id'], content=PENDING) for c in calls]
         for call, m in zip(calls, messages[-len(calls):]):
             m['content'] = run_tool(cfg, call, tools, made)
-        if made[-3:] == made[-1:] * 3:  # the same call a third time in a row: told, not heard
+        if any(made[-3 * k:] == made[-k:] * 3 for k in (1, 2, 3)):  # a third time: not heard
             why = 'stopped: the model made the same call again after it was told'
             break
     say(cfg, why, 'error')  # stopped before an answer: why is the turn's result

@@ -249,3 +249,26 @@ class NoAnswer(BantamCase):
             self.assertIn('the real answer', proc.stdout)
         else:
             self.assertEqual((proc.returncode, proc.stdout), (2, ''), proc.stderr)
+
+
+class Rounds(BantamCase):
+    """Issue 59 row 2: a round of up to three calls made again and again is told, then stopped,
+    like one call; a call made again after other work is never told or stopped."""
+
+    def test_two_calls_in_turn_are_stopped(self):
+        for i in range(60):
+            self.script({'calls': [('shell_exec', {'command': ('ls', 'pwd')[i % 2]})]})
+        proc = self.run_bantam()
+        self.assertEqual(proc.returncode, 2, proc.stderr[-500:])
+        self.assertLessEqual(len(self.server.requests), 12)
+        self.assertIn('stopped: the model made the same call again after it was told', proc.stderr)
+
+    def test_a_file_read_again_after_each_change_always_runs(self):
+        for i in range(8):
+            self.script({'calls': [('shell_exec', {'command': 'cat n.txt'})]},
+                        {'calls': [('shell_exec', {'command': 'echo %d > n.txt' % i})]})
+        self.script({'text': 'done'})
+        proc = self.run_bantam()
+        self.assertEqual(proc.returncode, 0, proc.stderr[-500:])
+        self.assertNotIn('not run again', json.dumps(self.server.requests[-1]['body']))
+        self.assertEqual(len(self.server.requests), 17)
