@@ -337,8 +337,8 @@ def with_prompt(messages, prompt):
 
 def agent_loop(cfg, messages, prompt, tools):
     # One turn: add the prompt, then ask the model and run the tools it calls, until it calls none;
-    # return its answer. A model that repeats a call is told so, then stopped (as at the limit).
-    # The conversation then ends in a tool's result.
+    # return its answer. A model that repeats a round of calls is told, then stopped (as at the
+    # limit); the conversation then ends in a tool's result.
     messages[:] = with_prompt(messages, prompt)
     made, why = [], 'stopped after max_al_iterations=%d requests' % cfg['max_al_iterations']
     for _ in range(cfg['max_al_iterations']):
