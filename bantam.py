@@ -10,9 +10,12 @@ DEFAULTS = dict(endpoint='https://api.openai.com/v1', model='gpt-4o', temperatur
                 api_key='', stream=True, color='auto', timeout=60, shell_timeout=120,
                 max_al_iterations=1000, max_tool_res=32768, max_tokens=0, reasoning_effort='')
 SYSTEM = 'You are a terminal agent: act with shell_exec, check results, then answer briefly.'
-# Settings come from the user's own folder, else from beside the script: never from the current
-# folder, which a cloned project writes.
+# Settings come from the user's places only, however Bantam starts: never from the current folder,
+# which a cloned project writes. So home must be an absolute path (load_config), and a script read
+# from standard input is beside nothing ("<stdin>" would be a file of the current folder).
 HERE, USER = pathlib.Path(__file__).resolve().parent, os.path.expanduser('~/.bantam')
+if __file__ == '<stdin>':
+    HERE = ''
 SESSIONS, HISTORY = os.path.join(USER, 'sessions'), os.path.expanduser('~/.bantam_history')
 STYLES = dict(status='1;90', marker='36', think='2', call='33', result='32', body='2', error='31')
 
@@ -26,7 +29,7 @@ class Fail(Exception): pass  # an error that ends a turn, or a tool call, with o
 def read_text(name, default='', folders=(USER, HERE)):
     # The first regular file of that name in these folders, as UTF-8: a BOM is allowed, and a
     # byte that is not UTF-8 becomes U+FFFD instead of an error.
-    path = next(filter(os.path.isfile, [os.path.join(d, name) for d in folders]), None)
+    path = next(filter(os.path.isfile, [os.path.join(d, name) for d in folders if d]), None)
     return pathlib.Path(path).read_text('utf-8-sig', 'replace') if path else default
 
 
@@ -37,6 +40,8 @@ def read_text(name, default='', folders=(USER, HERE)):
 # leaves in it (a line break in a header would print the key in urllib's error); a user's own
 # other key stays there for their commands (hidden in output).
 def load_config():
+    if not os.path.isabs(USER):  # with HOME=., or none, ~ would be the current folder
+        raise Fail('no home folder: HOME is not an absolute path')
     cfg = dict(DEFAULTS)
     for line in read_text('model.cfg').splitlines():
         if line.strip() and line.strip()[0] != '#':
@@ -55,7 +60,7 @@ def load_config():
     link = os.path.islink('AGENTS.md')
     if link:
         print('bantam: AGENTS.md is left out: it is a link', file=sys.stderr)
-    agents = clean(cfg, read_text('AGENTS.md', folders=[] if link else [''])).strip()
+    agents = clean(cfg, read_text('AGENTS.md', folders=[] if link else ['.'])).strip()
     cfg['system'] = (read_text('system.txt', SYSTEM).strip() + '\n\n' + agents).strip()
     return cfg
 
@@ -94,10 +99,6 @@ FIELDS = ('model', 'stream', 'temperature', 'max_tokens', 'reasoning_effort')  #
 NEEDED = ('model', 'messages', 'stream', 'tools', 'role', 'content', 'tool_calls',
           'tool_call_id', 'id', 'type', 'function', 'name', 'arguments')
 UNWANTED = re.compile('unsupported|unknown|unrecognized|extra_forbidden|not permitted', re.I)
-# A full context window, whatever its words ("string too long" is not one; "Request too large",
-# over a rate limit per minute, is).
-FULL = re.compile('(?i)context.(length|size|window)|is too long|too large|maximum number of tokens')
-LEFT_OUT = '[left out to fit the context window: run the command again with head, tail or grep]'
 
 
 # Send the conversation and return the reply, retrying on the Fibonacci schedule. A refusal
@@ -120,7 +121,7 @@ def chat(cfg, messages, tools):
         except urllib.error.HTTPError as e:
             text = e.read().decode('utf-8', 'replace')
             why = explain('HTTP %d' % e.code, parse_json(text).get('error') or text[:500])
-            if fix_refusal(cfg, messages, dict(body, tools=None), e.code, text, why): continue
+            if fix_refusal(cfg, dict(body, tools=None), e.code, text, why): continue
             if e.code not in RETRY or 'insufficient_quota' in text: raise Fail(why)
         except (OSError, http.client.HTTPException) as e:  # refused, timed out, cut off...
             why = 'network error at %s: %s' % (cfg['endpoint'], getattr(e, 'reason', e))
@@ -129,25 +130,19 @@ def chat(cfg, messages, tools):
         time.sleep(delays.pop(0))
 
 
-def fix_refusal(cfg, messages, body, code, text, why):
+def fix_refusal(cfg, body, code, text, why):
     # A field the request carries that the error names, right before a quote (escaped or not), a
     # backtick or a colon ('max_tokens', `temperature`, "loc": ["body", "reasoning"], Unknown name
     # \"x\", Invalid reasoning_effort: x), is left out from now on, child agents' and summaries'
     # requests included: a setting of the request's own whenever it is named, a field of its
     # messages only when the error calls it unwanted (one "missing" or "invalid" is wanted).
-    # With the context window full, the oldest tool output longer than the placeholder is left
-    # out. Each fix takes something away, so the loop ends.
+    # Each fix takes something away, so the loop ends.
     sent, names = json.dumps(body), re.findall(r'\b(\w+)\\?[\'"`:]', text)
     named = [n for n in names if n not in NEEDED and '"%s": ' % n in sent]
     field = next((n for n in named if n in body or UNWANTED.search(text)), None)
     if code in (400, 422) and field:
         cfg['refused'].append(field)
         say(cfg, 'the server refused %s (%s): sending again without it' % (field, why), 'error')
-        return True
-    tool = [m for m in messages if m['role'] == 'tool' and len(m['content']) > len(LEFT_OUT)]
-    if code in (400, 413, 429) and FULL.search(text) and tool:
-        tool[0]['content'] = LEFT_OUT
-        say(cfg, 'the context window is full: sending again without the oldest output', 'error')
         return True
 
 
@@ -337,14 +332,20 @@ def with_prompt(messages, prompt):
 
 def agent_loop(cfg, messages, prompt, tools):
     # One turn: add the prompt, then ask the model and run the tools it calls, until it calls none;
-    # return its answer. A model that repeats a round of calls is told, then stopped (as at the
-    # limit); the conversation then ends in a tool's result.
+    # return its answer. An empty reply right after tool results is asked once more, in words that
+    # stay; any other is no answer (""). A model that repeats a round of calls is told, then
+    # stopped (as at the limit): its line is the turn's result. Without an answer the conversation
+    # ends in a tool's result or a prompt.
     messages[:] = with_prompt(messages, prompt)
     made, why = [], 'stopped after max_al_iterations=%d requests' % cfg['max_al_iterations']
     for _ in range(cfg['max_al_iterations']):
         say(cfg, '...requesting...', 'status')
         reply = chat(cfg, messages, tools)
         calls = reply.get('tool_calls') or call_in_text(reply, tools)
+        # Small models answer a tool's result with nothing when they think the work done.
+        if not (reply['content'] or calls) and messages[-1]['role'] == 'tool':
+            messages[:] = with_prompt(messages, 'Empty reply: go on, or answer from results.')
+            continue
         if reply['content'] or calls: messages.append(reply)  # never an empty message
         if not calls: return reply['content']
         # Answered in advance: an interruption leaves a valid conversation.
@@ -400,10 +401,9 @@ def run_line(cfg, messages, line):  # a REPL command when its first word is one;
         hits = [i for i in ids if i == arg] or [i for i in ids if i.startswith(arg)]
         if len(hits) != 1: raise Fail('%d sessions match %r %s' % (len(hits), arg, ' '.join(hits)))
         messages[1:] = ids[hits[0]].get('messages')[1:]
-    # /compact asks on a copy: a fix of its request never changes the conversation.
     elif word == '/compact':
         ask = 'Summarize our work so far for yourself: the task, what was done, what remains.'
-        summary = chat(cfg, with_prompt(copy.deepcopy(messages), ask), [])['content'].strip()
+        summary = chat(cfg, with_prompt(messages, ask), [])['content'].strip()
         messages[1:] = [{'role': 'user', 'content': 'Summary of our work so far:\n' + summary}]
     elif word == '/clear':
         messages[:] = [{'role': 'system', 'content': cfg['system']}]
@@ -414,11 +414,11 @@ def run_line(cfg, messages, line):  # a REPL command when its first word is one;
 
 
 # Read and run prompts; autosave whenever the conversation changed. It keeps its id (once
-# saved), a copy of what was saved, and the line read last. Ctrl+C ends the turn, or drops the
-# line being typed. After every line, however it ended (even by a signal in the middle of a
-# turn), a prompt that got no answer is taken back; a conversation changed other than by growing
-# (/clear, /load, /compact, an output left out) is a new one: the old file keeps the old one. An
-# error is one line, and the REPL goes on; a failed save (a full disk) ends it, as main's error.
+# saved) and a copy of what was saved. Ctrl+C ends the turn, or drops the line being typed. After
+# every line, however it ended (even by a signal in the middle of a turn), a conversation changed
+# other than by growing (/clear, /load, /compact, an output left out) is a new one: the old file
+# keeps the old one. An error is one line, and the REPL goes on; so does a save the disk refuses
+# (the conversation stays here, for /save).
 def repl(cfg, messages):
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl+C ends a turn, not Bantam
     with contextlib.suppress(ImportError, OSError):
@@ -426,7 +426,7 @@ def repl(cfg, messages):
         readline.parse_and_bind(r'"\C-j": "\C-v\C-j"')  # Ctrl+J inserts a newline
         readline.parse_and_bind('set enable-bracketed-paste on')  # a paste is one prompt
         readline.read_history_file(HISTORY)
-    sid, kept, line = None, copy.deepcopy(messages), ''
+    sid, kept = None, copy.deepcopy(messages)
     while None not in (sys.stdin, sys.stdout):  # a closed input or output ends the REPL
         try:
             line = input('> ').strip()
@@ -436,12 +436,12 @@ def repl(cfg, messages):
         except KeyboardInterrupt: say(cfg, '[interrupted]', 'error')
         except Exception as e:  # no traceback ever: one line, and the REPL goes on
             say(cfg, e if isinstance(e, Fail) else '%s: %s' % (type(e).__name__, e), 'error')
-        finally:  # a prompt that got no answer is taken back: the conversation is as it was
-            if line and messages[-1] == with_prompt(kept, line)[-1]:
-                messages[:] = kept
-                say(cfg, '[no answer: the prompt is taken back; Up brings it back]', 'error')
+        finally:
             if messages[:len(kept)] != kept: sid = None
-            if messages != kept: sid = save_session(cfg, messages, sid)
+            try:
+                if messages != kept: sid = save_session(cfg, messages, sid)
+            except OSError as e:  # a full disk, a read-only home
+                say(cfg, 'not saved: %s' % e, 'error')
             kept = copy.deepcopy(messages)
     with contextlib.suppress(NameError, OSError): readline.write_history_file(HISTORY)
 
@@ -456,9 +456,9 @@ def main(argv):
     for number in (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         # The default SIGPIPE: `| head` ends Bantam quietly.
         signal.signal(number, signal.SIG_DFL if number == signal.SIGPIPE else stop)
-    if argv[1:2] in (['-h'], ['--help']):
+    if argv[1:] and re.match('-.', argv[1]):  # an option, never a file (./-v names one)
         print('usage: bantam.py [prompt.txt | -]  (no argument: the REPL); see the README')
-        return 0
+        return {'-h': 0, '--help': 0}.get(argv[1], 2)  # 2: an option Bantam does not know
     cfg = dict(DEFAULTS)  # until model.cfg is read
     try:
         cfg = load_config()
@@ -466,7 +466,7 @@ def main(argv):
         if len(argv) < 2: return repl(cfg, messages) or 0
         prompt = sys.stdin.read() if argv[1] == '-' else pathlib.Path(argv[1]).read_text('utf-8')
         agent_loop(cfg, messages, prompt, list(TOOLS))
-        return 2 if messages[-1]['role'] == 'tool' else 0  # 2: stopped before an answer
+        return 0 if messages[-1]['role'] == 'assistant' else 2  # 2: no answer
     except Exception as e:  # no traceback ever: one line
         say(cfg, 'bantam: %s' % (e if isinstance(e, Fail) else '%s: %s' % (type(e).__name__, e)))
         return 1

@@ -5,7 +5,7 @@ import json
 import os
 import re
 
-from helpers import FIXTURES, BantamCase
+from helpers import FIXTURES, BantamCase, waiting
 
 REFUSED = os.path.join(FIXTURES, 'refused')
 LEFT_OUT = ('[left out to fit the context window: run the command again with head, tail or '
@@ -158,6 +158,7 @@ class FullContext(BantamCase):
         self.server.default = Window(limit, body(name), replies)
         return self.server.default
 
+    @waiting  # the full-window fix, cut in round 10 (README "Left out")
     def test_a_tool_loop_that_outgrows_the_window_finishes(self):
         for name in self.CONTEXT_ERRORS:
             self.server.requests.clear()
@@ -190,6 +191,7 @@ class FullContext(BantamCase):
         self.assertFalse([o for o in outputs if 'context window' in o])
         self.assertNotIn('context window', proc.stderr)
 
+    @waiting  # the full-window fix, cut in round 10 (README "Left out")
     def test_the_repl_autosaves_a_valid_conversation(self):
         self.window(8000, 'openai-error-400-context-length-exceeded',
                     [printing(1), printing(2), printing(3), {'text': 'all done'}])
@@ -209,6 +211,7 @@ class FullContext(BantamCase):
                          'bantam: HTTP 400: request (6009 tokens) exceeds the available context '
                          'size (4096 tokens), try increasing it')
 
+    @waiting  # the full-window fix, cut in round 10 (README "Left out")
     def test_when_every_output_is_left_out_the_error_ends_the_turn(self):
         # The outputs fit; then a prompt that alone does not: each output goes, then one line.
         window = self.window(10 ** 6, 'llamacpp-error-400-exceed-context',
@@ -223,6 +226,7 @@ class FullContext(BantamCase):
         self.assertEqual(len([line for line in proc.stderr.splitlines()
                               if 'context window is full' in line]), 2)
 
+    @waiting  # the full-window fix, cut in round 10 (README "Left out")
     def test_compact_works_on_a_conversation_that_no_longer_fits(self):
         window = self.window(10 ** 6, 'openai-error-400-context-length-exceeded',
                              [printing(1), printing(2), {'text': 'worked'}])
@@ -258,6 +262,7 @@ class NoWorkLost(BantamCase):
         [output] = self.outputs(self.autosaved())
         self.assertTrue(output.startswith('output 1\n'))
 
+    @waiting  # the full-window fix, cut in round 10 (README "Left out")
     def test_a_summary_never_changes_the_conversation(self):
         self.config(color='never', timeout=10)
         full = refusal('openai-error-400-context-length-exceeded')
@@ -270,6 +275,7 @@ class NoWorkLost(BantamCase):
         self.assertTrue(output.startswith('output 1\n'))
         self.assertEqual(len(self.autosaved()), 5)
 
+    @waiting  # the full-window fix, cut in round 10 (README "Left out")
     def test_outputs_no_longer_than_the_placeholder_stay(self):
         self.config(color='never', timeout=10)
         quiet = [{'calls': [('shell_exec', {'command': ': %d' % i})]} for i in range(4)]
@@ -282,6 +288,7 @@ class NoWorkLost(BantamCase):
         self.assertEqual([o for i, o in enumerate(outputs) if i != 3],
                          ['(no output)\n\nexit: 0'] * 4)
 
+    @waiting  # the full-window fix, cut in round 10 (README "Left out")
     def test_a_long_run_of_fixes_is_a_loop(self):
         # A thousand outputs and a server that keeps refusing: a fix each, then one line (with
         # each fix a call of its own, this ended in RecursionError before).

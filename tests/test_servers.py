@@ -10,7 +10,7 @@ import re
 import resource
 import subprocess
 
-from helpers import CMD, FIXTURES, BantamCase
+from helpers import CMD, FIXTURES, BantamCase, waiting
 from test_merge import call_delta, stream
 
 SERVERS = os.path.join(FIXTURES, 'servers')
@@ -104,23 +104,25 @@ class Streams(BantamCase):
 class Order(BantamCase):
     """Issue 48 rows 1-2: a conversation Mistral takes."""
 
-    def mistral(self, first_end):
+    def mistral(self, *ends, roles=('system', 'user', 'assistant', 'tool', 'assistant', 'user')):
         rule = Rule(user_after_tool, served('mistral-400-user-after-tool.json', 400),
-                    [{'calls': [('shell_exec', {'command': 'echo ran'})]}, first_end,
-                     {'text': 'the second answer'}])
+                    [{'calls': [('shell_exec', {'command': 'echo ran'})]}] + list(ends)
+                    + [{'text': 'the second answer'}])
         self.server.default = rule
         proc = self.run_repl('first', 'second')
         self.assertIn('the second answer', proc.stdout, proc.stderr[-800:])
         self.assertNotIn("Unexpected role", proc.stderr)
-        roles = [m['role'] for m in rule.accepted[-1]['messages']]
-        self.assertEqual(roles, ['system', 'user', 'assistant', 'tool', 'assistant', 'user'])
+        self.assertEqual([m['role'] for m in rule.accepted[-1]['messages']], list(roles))
         self.assert_valid_conversation(rule.accepted[-1]['messages'])
 
     def test_a_turn_that_failed_after_its_tool_ran_leaves_a_conversation_mistral_takes(self):
         self.mistral({'status': 401, 'json': {'error': {'message': 'key rotated'}}})
 
     def test_a_turn_that_ended_empty_after_its_tool_ran_leaves_one_mistral_takes(self):
-        self.mistral({'text': ''})
+        # Silent after the tool, asked once more (a user message after "(no answer)"), silent
+        # again: the next prompt follows another "(no answer)".
+        self.mistral({'text': ''}, {'text': ''}, roles=['system', 'user', 'assistant', 'tool']
+                     + ['assistant', 'user'] * 2)
 
     def test_the_id_of_a_call_written_as_text_is_nine_letters_and_digits(self):
         text = '{"name": "shell_exec", "arguments": {"command": "echo written"}}'
@@ -136,6 +138,7 @@ class Order(BantamCase):
 class TooLarge(BantamCase):
     """Issue 48 row 4: "Request too large" is a full window in disguise."""
 
+    @waiting  # the full-window fix, cut in round 10 (README "Left out")
     def test_groq_413_and_openai_429_leave_the_oldest_output_out(self):
         for name, status in (('groq-413-request-too-large.json', 413),
                              ('openai-429-request-too-large.json', 429)):
