@@ -263,6 +263,29 @@ class Bench:
         self.row('10. cleaning 1 MB of output', mine * 1000, 'ms', base * 1000,
                  "<= 2x a compiled pattern", mine <= 2 * base)
 
+    def saving(self):
+        # save_session on a big conversation (issue 60 row 3), against writing the same JSON
+        # twice as a plain save would; in this process, on the module itself.
+        import importlib.util
+        spec = importlib.util.spec_from_file_location('bantam', BANTAM)
+        bantam = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(bantam)
+        bantam.SESSIONS = os.path.join(self.dir, 'bench-sessions')
+        cfg = dict(bantam.DEFAULTS, api_key='sk-bench-' + 'k' * 40)
+        size = 2 if self.quick else 40
+        messages = [{'role': 'system', 'content': 'big'}] + [
+            {'role': 'user', 'content': 'line of a long log, caf\u00e9\n' * 40000}] * size
+
+        def plain():
+            text = json.dumps(dict(time='now', summary='big', messages=messages))
+            for name in ('plain-a', 'plain-b'):
+                with open(os.path.join(self.dir, name), 'w') as f:
+                    f.write(text)
+        mine = min(self.clock(lambda: bantam.save_session(cfg, messages, None)) for _ in range(2))
+        base = min(self.clock(plain) for _ in range(2))
+        self.row('11. saving a %d MB session' % size, mine * 1000, 'ms', base * 1000,
+                 '<= 2x a plain write', mine <= 2 * base)
+
     @staticmethod
     def clock(work):
         start = time.perf_counter()
@@ -309,7 +332,7 @@ def main():
     try:
         for step in (bench.startup, bench.throughput, bench.first_token, bench.loop,
                      bench.prompt_cost, bench.memory, bench.reasoning, bench.listing,
-                     bench.nested, bench.cleaning):
+                     bench.nested, bench.cleaning, bench.saving):
             step()
     finally:
         bench.close()

@@ -18,6 +18,6 @@ class Bench(unittest.TestCase):
         for row in ('1. start-up', '2. stream', 'to a pipe', 'to a pty', '3. first token',
                     '4. tool round', 'rounds 1-10', 'spawning', '5. tools JSON', 'system prompt',
                     '6. peak RSS, one-shot', '6. peak RSS, run with a 5 MB', '7. 6000 reasoning',
-                    '8. /list', '9. a reply of', '10. cleaning'):
+                    '8. /list', '9. a reply of', '10. cleaning', '11. saving'):
             self.assertIn(row, proc.stdout)
         self.assertRegex(proc.stdout.splitlines()[-1], r'^(all goals met|missed: )')
