@@ -95,7 +95,7 @@ class TurnEnd(BantamCase):
         self.addCleanup(proc.communicate)  # (after the kill below: reaped, its pipes closed)
         self.addCleanup(proc.kill)
         try:
-            out, err = proc.communicate(timeout=8)
+            out, err = proc.communicate(timeout=5)  # (when built: 1 s, a retry, the answer)
         except subprocess.TimeoutExpired:
             self.fail('a reply that never completes a line holds Bantam')
         self.assertIn('unstuck', out, err)
@@ -240,7 +240,9 @@ class Round10(BantamCase):
         self.assertTrue(wait_until(lambda: self.server.requests))
         session.send('typed ahead\r')
         hold.set()
-        session.expect('the second answer', timeout=5)  # (when built: at once)
+        session.expect('the first answer')
+        # Built, the typed line goes at once as the next prompt; today it waits at the prompt.
+        self.assertTrue(wait_until(lambda: len(self.server.requests) == 2, 3))
         self.assertEqual(self.sent(1)[-1], {'role': 'user', 'content': 'typed ahead'})
 
     @waiting
@@ -256,7 +258,7 @@ class Round10(BantamCase):
         self.addCleanup(proc.communicate)
         self.addCleanup(proc.kill)
         try:
-            out, err = proc.communicate(timeout=5)  # (when built: 1 s, a retry, the answer)
+            out, err = proc.communicate(timeout=4)  # (when built: 1 s, a retry, the answer)
         except subprocess.TimeoutExpired:
             self.fail('keep-alive comments hold the turn past timeout')
         self.assertIn('unstuck', out, err)
@@ -333,7 +335,7 @@ class NothingLost(BantamCase):
     def test_a_save_is_never_cut_in_half_by_a_signal(self):
         os.makedirs(self.sessions())
         big = [{'role': 'system', 'content': 'big'}]
-        big += [{'role': 'user', 'content': 'x' * 1000000} for _ in range(40)]
+        big += [{'role': 'user', 'content': 'x' * 1000000} for _ in range(12)]
         big.append({'role': 'assistant', 'content': 'old answer'})
         with open(os.path.join(self.sessions(), 'big.json'), 'w') as f:
             json.dump({'time': 'then', 'summary': 'big', 'messages': big}, f)
@@ -362,7 +364,7 @@ class NothingLost(BantamCase):
         self.addCleanup(repl.wait)
         self.addCleanup(repl.kill)
         try:
-            repl.communicate(b'hello\n', timeout=5)
+            repl.communicate(b'hello\n', timeout=3)
         except subprocess.TimeoutExpired:
             self.fail('the REPL goes on printing its error about the full stdout')
 
