@@ -330,12 +330,12 @@ def with_prompt(messages, prompt):
     return messages + [{'role': 'user', 'content': prompt}]
 
 
+# One turn: add the prompt, then ask the model and run the tools it calls, until it calls none;
+# return its answer. An empty reply right after tool results is asked once more, in words that
+# stay; any other is no answer (""). A model that repeats a round of calls is told, then stopped
+# (as at the limit): its line is the turn's result. Without an answer the conversation ends in a
+# tool's result or a prompt.
 def agent_loop(cfg, messages, prompt, tools):
-    # One turn: add the prompt, then ask the model and run the tools it calls, until it calls none;
-    # return its answer. An empty reply right after tool results is asked once more, in words that
-    # stay; any other is no answer (""). A model that repeats a round of calls is told, then
-    # stopped (as at the limit): its line is the turn's result. Without an answer the conversation
-    # ends in a tool's result or a prompt.
     messages[:] = with_prompt(messages, prompt)
     made, why = [], 'stopped after max_al_iterations=%d requests' % cfg['max_al_iterations']
     for _ in range(cfg['max_al_iterations']):

@@ -341,7 +341,8 @@ class Loop(BantamCase):
         self.script({'text': ''}, {'text': 'after'})
         proc = self.run_repl('first', 'second')
         self.assertEqual(proc.returncode, 0)
-        self.assertEqual([m['content'] for m in self.sent()[1:]], ['first', '(no answer)', 'second'])
+        self.assertEqual([m['content'] for m in self.sent()[1:]],
+                         ['first', '(no answer)', 'second'])
 
 
 class OneShot(BantamCase):

@@ -1,7 +1,7 @@
 """The user's place, however Bantam starts (issue 61 rows 1-3): a home that is not an absolute
-path is refused before any setting is read (no settings, no sessions, no request), a script read from standard input is beside nothing, and
-an option is never a file. Each test failed on round 9's build (main at a8a342c) but the guards
-named in their comments."""
+path is refused before any setting is read (no settings, no sessions, no request), a script read
+from standard input is beside nothing, and an option is never a file. Each test failed on round
+9's build (main at a8a342c) but the guards named in their comments."""
 import os
 import subprocess
 import sys

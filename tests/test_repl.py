@@ -224,7 +224,8 @@ class Repl(BantamCase):
         s.expect('> ', start=start)
         self.script({'text': 'ok'})
         self.ask(s, 'again', 'ok')
-        self.assertEqual([m['content'] for m in self.sent()[1:]], ['stream it', '(no answer)', 'again'])
+        self.assertEqual([m['content'] for m in self.sent()[1:]],
+                         ['stream it', '(no answer)', 'again'])
 
     def test_ctrl_c_during_a_shell_command_kills_its_group(self):
         pidfile = os.path.join(self.cwd, 'pids')

@@ -17,9 +17,10 @@ from test_refusals import Window, body
 from test_servers import Rule, served
 
 
-def trickling_server(then):
-    """A socket server: its first answer sends headers and then one byte every half second,
-    never ending a line; later connections get `then` (raw bytes). Returns (url, stop)."""
+def slow_server(then, every, send):
+    """A socket server: its first answer sends event-stream headers and then `send` every `every`
+    seconds, never a line of data; later connections get `then` (raw bytes). Returns
+    (url, stop)."""
     listener = socket.socket()
     listener.bind(('127.0.0.1', 0))
     listener.listen(4)
@@ -39,9 +40,9 @@ def trickling_server(then):
                 continue
             first = False
             conn.sendall(b'HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n')
-            while not done.wait(0.5):
+            while not done.wait(every):
                 try:
-                    conn.sendall(b'x')
+                    conn.sendall(send)
                 except OSError:
                     break
             conn.close()
@@ -51,6 +52,16 @@ def trickling_server(then):
         done.set()
         listener.close()
     return 'http://127.0.0.1:%d/v1' % listener.getsockname()[1], stop
+
+
+def trickling_server(then):
+    """One byte every half second, never ending a line."""
+    return slow_server(then, 0.5, b'x')
+
+
+def keep_alive_server(then):
+    """Keep-alive comments only, one every 0.2 s (as OpenRouter sends while a request waits)."""
+    return slow_server(then, 0.2, b': OPENROUTER PROCESSING\n\n')
 
 
 class TurnEnd(BantamCase):
@@ -179,42 +190,6 @@ class CutInRound9(BantamCase):
         self.assertEqual(proc.returncode, 1)
         self.assertIn('line 8 of model.cfg', proc.stderr)
         self.assertNotIn('apikey', proc.stderr)
-
-
-def keep_alive_server(then):
-    """A socket server whose first answer is an event stream of keep-alive comments only, one
-    every 0.2 s (as OpenRouter sends while a request waits); later connections get `then`."""
-    listener = socket.socket()
-    listener.bind(('127.0.0.1', 0))
-    listener.listen(4)
-    done = threading.Event()
-
-    def serve():
-        first = True
-        while not done.is_set():
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            conn.recv(65536)
-            if not first:
-                conn.sendall(then)
-                conn.close()
-                continue
-            first = False
-            conn.sendall(b'HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n')
-            while not done.wait(0.2):
-                try:
-                    conn.sendall(b': OPENROUTER PROCESSING\n\n')
-                except OSError:
-                    break
-            conn.close()
-    threading.Thread(target=serve, daemon=True).start()
-
-    def stop():
-        done.set()
-        listener.close()
-    return 'http://127.0.0.1:%d/v1' % listener.getsockname()[1], stop
 
 
 class Round10(BantamCase):
