@@ -416,8 +416,8 @@ def run_line(cfg, messages, line):  # a REPL command when its first word is one;
 # Read and run prompts; autosave whenever the conversation changed. It keeps its id (once
 # saved) and a copy of what was saved. Ctrl+C ends the turn, or drops the line being typed. After
 # every line, however it ended (even by a signal in the middle of a turn), a conversation changed
-# other than by growing (/clear, /load, /compact, an output left out) is a new one: the old file
-# keeps the old one. An error is one line, and the REPL goes on; so does a save the disk refuses
+# other than by growing (/clear, /compact, most /loads) is a new one: the old file keeps the old
+# one. An error is one line, and the REPL goes on; so does a save the disk refuses
 # (the conversation stays here, for /save).
 def repl(cfg, messages):
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl+C ends a turn, not Bantam
