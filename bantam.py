@@ -12,10 +12,9 @@ DEFAULTS = dict(endpoint='https://api.openai.com/v1', model='gpt-4o', temperatur
 SYSTEM = 'You are a terminal agent: act with shell_exec, check results, then answer briefly.'
 # Settings come from the user's places only, however Bantam starts: never from the current folder,
 # which a cloned project writes. So home must be an absolute path (load_config), and a script read
-# from standard input is beside nothing ("<stdin>" would be a file of the current folder).
-HERE, USER = pathlib.Path(__file__).resolve().parent, os.path.expanduser('~/.bantam')
-if __file__ == '<stdin>':
-    HERE = ''
+# from standard input or given with -c is beside nothing: Python's sys.path[0] is the script's
+# folder, links resolved, and "" without one.
+HERE, USER = sys.path[0], os.path.expanduser('~/.bantam')
 SESSIONS, HISTORY = os.path.join(USER, 'sessions'), os.path.expanduser('~/.bantam_history')
 STYLES = dict(status='1;90', marker='36', think='2', call='33', result='32', body='2', error='31')
 
@@ -43,13 +42,10 @@ def load_config():
     if not os.path.isabs(USER):  # with HOME=., or none, ~ would be the current folder
         raise Fail('no home folder: HOME is not an absolute path')
     cfg = dict(DEFAULTS)
-    for line in read_text('model.cfg').splitlines():
-        if line.strip() and line.strip()[0] != '#':
-            key, value = map(str.strip, line.split('=', 1))
-            cfg[key] = PARSE[type(DEFAULTS[key])](value)
-    # Requests go to a web server only: urllib would open file: and data: URLs too.
-    if not re.match('https?://', cfg['endpoint']):
-        raise Fail('bad setting: endpoint is not an http:// or https:// URL')
+    # Each line that is not blank or a comment.
+    for line in re.findall(r'(?m)^[ \t]*[^#\s].*', read_text('model.cfg')):
+        key, value = map(str.strip, line.split('=', 1))
+        cfg[key] = PARSE[type(DEFAULTS[key])](value)
     if os.getenv('NO_COLOR') or os.getenv('BANTAM_NO_COLOR'): cfg['color'] = 'never'
     if cfg['api_key'] in ('', os.getenv('OPENAI_API_KEY', '').strip()):
         cfg['api_key'] = ''.join(os.environ.pop('OPENAI_API_KEY', '').split())
@@ -57,10 +53,7 @@ def load_config():
     cfg['refused'] = ['index'] + [k for k in ('max_tokens', 'reasoning_effort') if not cfg[k]]
     # The project's own rules: the current folder's AGENTS.md, only as a plain file (a link may
     # point at .git/config and its token). Outside text, so cleaned like any.
-    link = os.path.islink('AGENTS.md')
-    if link:
-        print('bantam: AGENTS.md is left out: it is a link', file=sys.stderr)
-    agents = clean(cfg, read_text('AGENTS.md', folders=[] if link else ['.'])).strip()
+    agents = clean(cfg, read_text('AGENTS.md', '', [] if os.path.islink('AGENTS.md') else ['.']))
     cfg['system'] = (read_text('system.txt', SYSTEM).strip() + '\n\n' + agents).strip()
     return cfg
 
@@ -84,21 +77,25 @@ def say(cfg, text, style='', out=sys.stderr, end='\n'):  # shown, so cleaned; wo
 
 
 def parse_json(text):  # a JSON object (as text, or as it came), or {} for anything else
-    try: value = text if isinstance(text, dict) else json.loads(text)
-    except (TypeError, ValueError): return {}
-    return value if isinstance(value, dict) else {}
+    with contextlib.suppress(TypeError, ValueError):  # (an object is a TypeError: as it came)
+        text = json.loads(text)
+    return text if isinstance(text, dict) else {}
 
 
 # ---------------------------------------------------------------- chat client
 MARKERS = {'think': '--- reasoning start ---', 'text': '--- reasoning end ---'}
 # The User-Agent: some gateways refuse unknown clients.
 HEADERS = {'Content-Type': 'application/json', 'User-Agent': 'Mozilla/5.0 (compatible; Bantam/1.0)'}
-RETRY = (408, 409, 425, 429) + tuple(range(500, 600))  # worth another try
+RETRY = re.compile('408|409|425|429|5[0-9][0-9]|server_error')  # a status worth another try
 FIELDS = ('model', 'stream', 'temperature', 'max_tokens', 'reasoning_effort')  # from cfg
 # What every server needs, so never left out.
 NEEDED = ('model', 'messages', 'stream', 'tools', 'role', 'content', 'tool_calls',
           'tool_call_id', 'id', 'type', 'function', 'name', 'arguments')
-UNWANTED = re.compile('unsupported|unknown|unrecognized|extra_forbidden|not permitted', re.I)
+# What stands where output was left out (a flood, a full window).
+LEFT_OUT = '\n\n[... left out: run the command again with head, tail or grep ...]\n\n'
+# A full context window, whatever its words ("string too long" is not one; "Request too large",
+# over a rate limit per minute, is).
+FULL = re.compile('(?i)context.(length|size|window)|is too long|too large|maximum number of tokens')
 
 
 # Send the conversation and return the reply, retrying on the Fibonacci schedule. A refusal
@@ -121,8 +118,12 @@ def chat(cfg, messages, tools):
         except urllib.error.HTTPError as e:
             text = e.read().decode('utf-8', 'replace')
             why = explain('HTTP %d' % e.code, parse_json(text).get('error') or text[:500])
-            if fix_refusal(cfg, dict(body, tools=None), e.code, text, why): continue
-            if e.code not in RETRY or 'insufficient_quota' in text: raise Fail(why)
+            if fix_refusal(cfg, messages, dict(body, tools=None), e.code, text, why): continue
+            if not RETRY.fullmatch(str(e.code)) or 'insufficient_quota' in text: raise Fail(why)
+            # Retry-After in whole seconds: waited when a minute or less, else the turn ends.
+            wait = e.headers.get('Retry-After', '')
+            if wait.isdecimal() and int(wait) > 60: raise Fail(why + ' (Retry-After: %s s)' % wait)
+            if wait.isdecimal() and delays: delays[0] = int(wait)
         except (OSError, http.client.HTTPException) as e:  # refused, timed out, cut off...
             why = 'network error at %s: %s' % (cfg['endpoint'], getattr(e, 'reason', e))
         if not delays: raise Fail('%s (gave up after 5 retries)' % why)
@@ -130,25 +131,34 @@ def chat(cfg, messages, tools):
         time.sleep(delays.pop(0))
 
 
-def fix_refusal(cfg, body, code, text, why):
+def fix_refusal(cfg, messages, body, code, text, why):
     # A field the request carries that the error names, right before a quote (escaped or not), a
     # backtick or a colon ('max_tokens', `temperature`, "loc": ["body", "reasoning"], Unknown name
     # \"x\", Invalid reasoning_effort: x), is left out from now on, child agents' and summaries'
     # requests included: a setting of the request's own whenever it is named, a field of its
-    # messages only when the error calls it unwanted (one "missing" or "invalid" is wanted).
-    # Each fix takes something away, so the loop ends.
+    # messages only when the error calls it unwanted (one "missing" or "invalid" is wanted). A full
+    # window is made room in. Each fix takes something away, so the loop ends.
     sent, names = json.dumps(body), re.findall(r'\b(\w+)\\?[\'"`:]', text)
-    named = [n for n in names if n not in NEEDED and '"%s": ' % n in sent]
-    field = next((n for n in named if n in body or UNWANTED.search(text)), None)
+    field = next((n for n in names if n not in NEEDED and '"%s": ' % n in sent), None)
     if code in (400, 422) and field:
         cfg['refused'].append(field)
         say(cfg, 'the server refused %s (%s): sending again without it' % (field, why), 'error')
         return True
+    # A full window: of the tool outputs over 500 characters, the oldest is left out, a line
+    # saying so in its place; the last one left is cut to its head and its tail (errors sit at
+    # the end), a quarter of it each, so half as long each time. Nothing left: the turn ends.
+    if code not in (400, 413, 429) or not FULL.search(text): return False
+    outputs = [m for m in messages if m['role'] == 'tool' and len(m['content']) > 500]
+    if not outputs: raise Fail(why + ' (the context window is full: /clear, or a bigger window)')
+    content = outputs[0]['content']
+    n = 0 if outputs[1:] else len(content) // 4
+    outputs[0]['content'] = content[:n] + LEFT_OUT + content[len(content) - n:]
+    say(cfg, 'the context window is full: sending again with less tool output', 'error')
+    return True
 
 
-def explain(status, error):  # the status and the server's own message, on one line
-    error = (error.get('message') or json.dumps(error)) if isinstance(error, dict) else error
-    return ' '.join(('%s: %s' % (status, error)).split())
+def explain(status, error):  # the status and the server's own message (else all it sent), one line
+    return ' '.join(('%s: %s' % (status, parse_json(error).get('message') or error)).split())
 
 
 def events(response):
@@ -167,14 +177,16 @@ def events(response):
 # Read a reply as it arrives and print its words live; return the assistant message, with every
 # field the server sent (thinking models want their reasoning and signatures back).
 def read_reply(cfg, response, owed):
-    reply, text, calls, finish, mode, newline = {'role': 'assistant'}, '', [], None, 'text', ''
+    reply, text, finish, mode, newline = {'role': 'assistant'}, '', None, 'text', ''
     for chunk in events(response):
-        if chunk.get('error'): raise Fail(explain('server error', chunk['error']))
+        # An error the server would retry broke the reply (tried again); others end the turn.
+        if chunk.get('error'):
+            broken = RETRY.fullmatch(str(parse_json(chunk['error']).get('code')))
+            raise (ConnectionError if broken else Fail)(explain('server error', chunk['error']))
         choice = next((c for c in chunk.get('choices') or [] if not c.get('index')), {})
         finish = finish or choice.get('finish_reason')
         delta = choice.get('delta') or choice.get('message') or {}
-        keep(reply, delta, ('role', 'content', 'tool_calls'))  # Bantam's own fields
-        extend(calls, delta.get('tool_calls') or [], new_call)
+        keep(reply, delta, ('role', 'content'))  # Bantam's own fields
         # Printed as it comes; when reasoning starts or ends, a marker on a line of its own.
         think = delta.get('reasoning_content') or delta.get('reasoning')
         for kind, piece in (('think', think), ('text', delta.get('content'))):
@@ -185,11 +197,11 @@ def read_reply(cfg, response, owed):
             say(cfg, piece, kind, sys.stdout, '')
     if mode == 'think': say(cfg, newline + MARKERS['text'], 'marker', sys.stdout)
     elif newline: say(cfg, '', out=sys.stdout)
-    # Broken, so tried again: no end, or nothing where an answer is owed (a summary: a thinking
-    # model can spend max_tokens on reasoning).
-    if not finish or (owed and not (text or calls)):
-        raise ConnectionError('the reply was empty' if finish else 'the reply stream ended early')
-    if calls: reply['tool_calls'] = calls
+    if finish == 'length': say(cfg, 'the reply was cut at max_tokens', 'error')
+    # Broken, so tried again: no end, or no words where an answer is owed (a summary: a thinking
+    # model can spend max_tokens on reasoning). White space is no answer.
+    if not finish or (owed and not text.strip()):
+        raise ConnectionError('the reply was empty or ended early')
     return dict(reply, content=text)
 
 
@@ -205,16 +217,16 @@ def keep(into, part, own=()):
     # "" reasoning back). The fields in own are left alone: a reply's role (always assistant,
     # whatever a server writes), words and calls are Bantam's.
     for key, value in part.items():
-        if key in own or value is None or (key in into and value in ('', [], {})): continue
+        if key in own or value in (None, [], {}) or (key in into and value == ''): continue
         if isinstance(value, dict): keep(into.setdefault(key, {}), value)
-        elif isinstance(value, list): extend(into.setdefault(key, []), value)
+        elif isinstance(value, list): extend(into.setdefault(key, []), value, key)
         elif isinstance(value, str) and key not in NAMES: into[key] = into.pop(key, '') + value
         else: into[key] = value
 
 
 # The entries of a streamed list: the first of a chunk may continue the last one; the others,
 # like every entry of a plain reply's list, are new. A piece's id replaces nothing.
-def extend(entries, parts, new=dict):
+def extend(entries, parts, key):
     for i, part in enumerate(parts):
         last = entries[-1] if entries else {}
         # The same block streamed on: a call's piece that names no function, whatever its id (""
@@ -224,7 +236,7 @@ def extend(entries, parts, new=dict):
         piece = 'function' in part and not (part['function'] or {}).get('name')
         same = all(part.get(k) in (None, last.get(k, '')) for k in ('type', 'index', 'id'))
         fresh = i or not entries or last.get('signature') or not (piece or same)
-        if fresh: entries.append(new())
+        if fresh: entries.append(new_call() if key == 'tool_calls' else {})
         keep(entries[-1], part if fresh else dict(part, id=None))
 
 
@@ -237,9 +249,8 @@ def call_in_text(reply, tools):
     # <tool_call> or <tools> tags, or in doubled braces. A JSON object that ends the reply (only
     # its wrapping follows), names an offered tool and has arguments becomes a real call, written
     # into the reply and returned (else None), and the reply's text keeps only the words before
-    # it; an object quoted inside an answer stays text. Models often leave a shell backslash
-    # unescaped (\. or \;) inside the JSON: it is doubled, as meant.
-    text = re.sub(r'(\\[\\"/bfnrtu])|(\\)', r'\1\2\2', reply['content'])
+    # it; an object quoted inside an answer stays text.
+    text = reply['content']
     for start in [m.start() for m in re.finditer('{', text)]:
         with contextlib.suppress(ValueError, RecursionError):
             obj, end = json.JSONDecoder(strict=False).raw_decode(text, start)
@@ -248,37 +259,41 @@ def call_in_text(reply, tools):
             # A tool not offered, or no arguments (JSON text or an object): text after all.
             if obj.get('name') not in tools or not parse_json(obj.get('arguments')): return None
             # The words before it stay, without its wrapping: a doubled brace, a tag, a fence.
-            words = text[:start].rstrip().rstrip('{').rstrip()
+            words = text[:start].rstrip(' \t\r\n{')
             reply['content'] = re.sub(r'(```\w*\s*)?(<tool(_call|s)>)?$', '', words).rstrip()
             reply['tool_calls'] = [new_call(name=obj['name'], arguments=obj['arguments'])]
             return reply['tool_calls']
 
 
 # ---------------------------------------------------------------- tools
-MORE = '\n\n[... %d more bytes left out: see them with tail or grep ...]'
 
 
 def shell_exec(cfg, command):
-    # Output goes to a file, not a pipe, so a background child cannot hold the call open; only
-    # its head is read back (the exit line needs 200 bytes of max_tool_res). Models write bash
-    # (sh where there is none).
+    # Output goes to a file, not a pipe, so a background child cannot hold the call open. The
+    # command is watched every 20 ms until it ends, its time is up or its output floods; its
+    # head and its tail are read back (errors sit at the end), half of max_tool_res each, less
+    # 200 bytes for the exit line. Models write bash (sh where there is none).
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(command, shell=True, stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=out, executable=shutil.which('bash'), start_new_session=True)
-        try: code = proc.wait(cfg['shell_timeout'])
-        except subprocess.TimeoutExpired:
-            code = 'killed after the %d s shell_timeout' % cfg['shell_timeout']
-        finally:  # on a timeout, Ctrl+C or a signal, the whole group is killed
-            if proc.returncode is None: os.killpg(proc.pid, signal.SIGKILL)
-        size, limit = out.seek(0, 2), cfg['max_tool_res'] - 200
-        output = os.pread(out.fileno(), limit, 0).decode('utf-8', 'replace') or '(no output)'
-    if size > limit: output += MORE % (size - limit)
+        end = time.monotonic() + cfg['shell_timeout']
+        try:  # every 20 ms: is it done, is its time up, or its output over 256 MB (a flood)?
+            while proc.poll() is None and time.monotonic() < end and out.seek(0, 2) < 2 ** 28:
+                time.sleep(0.02)
+        finally:  # on a timeout, a flood, Ctrl+C or a signal, the whole group is killed
+            code = proc.poll()
+            if code is None: os.killpg(proc.pid, signal.SIGKILL)
+        size, n = out.seek(0, 2), cfg['max_tool_res'] // 2 - 100
+        head, tail = os.pread(out.fileno(), n, 0), os.pread(out.fileno(), n, max(n, size - n))
+    if size > 2 * n: head += LEFT_OUT.encode()
+    output = (head + tail).decode('utf-8', 'replace') or '(no output)'
+    if code is None: code = 'killed: past shell_timeout, or over 256 MB of output'
     return clean(cfg, output) + '\n\nexit: %s' % code
 
 
 def run_subagent(cfg, prompt):  # a fresh child conversation through the same loop
     child = [{'role': 'system', 'content': cfg['system'] + '\n\nImportant: this is a child agent'}]
-    # No run_subagent: a child cannot fork forever. A child that stopped says why.
+    # No run_subagent: a child cannot fork forever.
     answer = agent_loop(cfg, child, prompt, ['shell_exec'])
     return clean(cfg, answer[:cfg['max_tool_res']]) or '(no answer)'
 
@@ -292,12 +307,9 @@ TOOLS = {'shell_exec': ('command', shell_exec, 'Run a bash command; returns outp
 SCHEMAS = {name: {'type': 'function', 'function': {'name': name, 'description': about,
            'parameters': {'type': 'object', 'properties': {param: {'type': 'string'}},
                           'required': [param]}}} for name, (param, _, about) in TOOLS.items()}
-# A call that makes again the round of one to three calls just made (ls; ls, or ls, pwd; ls, pwd)
-# is not run: it would say the same, or do it twice. A call made again after other work runs.
-REPEATED = 'the same call as your last one, not run again: answer from its result, or change it'
 
 
-def run_tool(cfg, call, tools, made):  # check a call, trace it, run it; return the result
+def run_tool(cfg, call, tools):  # check a call, trace it, run it; return the result
     name, raw = call['function'].get('name', ''), call['function'].get('arguments') or '{}'
     args = parse_json(raw)  # decoded, or an object as some servers send it
     # The trace shows what runs, on one line: the arguments decoded, then written as JSON with
@@ -305,12 +317,10 @@ def run_tool(cfg, call, tools, made):  # check a call, trace it, run it; return 
     say(cfg, '[tool call: %s(%s)]' % (name, json.dumps(args) if args else raw), 'call')
     # Sent back as JSON text, {} when it is not an object: servers parse it again.
     call['function']['arguments'] = raw if args and isinstance(raw, str) else json.dumps(args)
-    made.append((name, args or raw))  # the turn's calls, as decoded
-    again = any(made[-k:] == made[-2 * k:-k] for k in (1, 2, 3))  # a round made again
     param, tool, _ = TOOLS[name] if name in tools else ('', None, '')
     why = 'no %s argument as a JSON string' % param if tool else 'there is no tool %r' % name
-    ok = tool and isinstance(args.get(param), str) and not again
-    result = tool(cfg, args[param]) if ok else 'error: ' + (REPEATED if again else why)
+    ok = tool and isinstance(args.get(param), str)
+    result = tool(cfg, args[param]) if ok else 'error: ' + why
     say(cfg, '[tool result: %s]' % name, 'result')
     say(cfg, result, 'body' if ok else 'error')
     return result
@@ -332,50 +342,52 @@ def with_prompt(messages, prompt):
 
 # One turn: add the prompt, then ask the model and run the tools it calls, until it calls none;
 # return its answer. An empty reply right after tool results is asked once more, in words that
-# stay; any other is no answer (""). A model that repeats a round of calls is told, then stopped
-# (as at the limit): its line is the turn's result. Without an answer the conversation ends in a
-# tool's result or a prompt.
+# stay; any other is no answer (""). At the limit, a line says so, and the answer is "". Without an
+# answer the conversation ends in a tool's result or a prompt.
 def agent_loop(cfg, messages, prompt, tools):
     messages[:] = with_prompt(messages, prompt)
-    made, why = [], 'stopped after max_al_iterations=%d requests' % cfg['max_al_iterations']
     for _ in range(cfg['max_al_iterations']):
         say(cfg, '...requesting...', 'status')
         reply = chat(cfg, messages, tools)
         calls = reply.get('tool_calls') or call_in_text(reply, tools)
-        # Small models answer a tool's result with nothing when they think the work done.
-        if not (reply['content'] or calls) and messages[-1]['role'] == 'tool':
+        # Never an empty message (white space is none). Small models answer a tool's result with
+        # nothing when they think the work done: asked once more.
+        if reply['content'].strip() or calls: messages.append(reply)
+        elif messages[-1]['role'] == 'tool':
             messages[:] = with_prompt(messages, 'Empty reply: go on, or answer from results.')
             continue
-        if reply['content'] or calls: messages.append(reply)  # never an empty message
         if not calls: return reply['content']
         # Answered in advance: an interruption leaves a valid conversation.
         messages += [dict(role='tool', tool_call_id=c['id'], content=PENDING) for c in calls]
         for call, m in zip(calls, messages[-len(calls):]):
-            m['content'] = run_tool(cfg, call, tools, made)
-        if any(made[-3 * k:] == made[-k:] * 3 for k in (1, 2, 3)):  # a third time: not heard
-            why = 'stopped: the model made the same call again after it was told'
-            break
-    say(cfg, why, 'error')  # stopped before an answer: why is the turn's result
-    return why
+            m['content'] = run_tool(cfg, call, tools)
+    say(cfg, 'stopped after max_al_iterations=%d requests' % cfg['max_al_iterations'], 'error')
+    return ''
 
 
 # ---------------------------------------------------------------- sessions
-# Saved as the autosave, and under its id, which is returned (a new one for None).
-def save_session(cfg, messages, sid):
+# Saved under its id (a new one for None), and under the names given: the autosave, unless the
+# save was asked for (then it says its id). Returns the id, or None when the disk refuses: one
+# line says why, and the conversation stays in memory.
+def save_session(cfg, messages, sid, names=('autosave',)):
     # Each file atomically: a private file, written in a new private folder of the sessions
     # folder, then renamed over the old one. The folder's name, no other file's (the time,
     # readable, and random letters), is a new conversation's id; it goes when the save ends, with
     # what a failed save wrote. Its summary, needing no model, is its first prompt's first line.
-    os.makedirs(SESSIONS, 0o700, exist_ok=True)
     top = next((m['content'] for m in messages if m['role'] == 'user'), '').split('\n')[0]
     # The key is hidden as on screen: a reply may echo it.
     text = clean(cfg, json.dumps(dict(time=time.strftime('%F %T'), summary=top, messages=messages)))
-    with tempfile.TemporaryDirectory(prefix=time.strftime('%Y%m%d-%H%M%S-'), dir=SESSIONS) as new:
-        for name in ('autosave', sid):
-            with tempfile.NamedTemporaryFile('w', dir=new, delete=False) as f:
-                f.write(text)
-            sid = name or os.path.basename(new)
-            os.replace(f.name, os.path.join(SESSIONS, sid + '.json'))
+    try:
+        os.makedirs(SESSIONS, 0o700, exist_ok=True)
+        with tempfile.TemporaryDirectory('', time.strftime('%Y%m%d-%H%M%S-'), SESSIONS) as new:
+            for name in names + (sid,):
+                with tempfile.NamedTemporaryFile('w', dir=new, delete=False) as f:
+                    f.write(text)
+                sid = name or os.path.basename(new)
+                os.replace(f.name, os.path.join(SESSIONS, sid + '.json'))
+    except OSError as e:  # a full disk, a read-only home
+        return say(cfg, 'not saved: %s' % e, 'error')
+    if not names: say(cfg, 'saved session %s' % sid)
     return sid
 
 
@@ -391,7 +403,7 @@ HELP = '/save /list /load <id or prefix> /compact /clear /help /quit; Ctrl+J add
 def run_line(cfg, messages, line):  # a REPL command when its first word is one; else a prompt
     word, _, arg = line.partition(' ')
     if word == '/save':  # no model call: /save works while the server is down
-        say(cfg, 'saved session %s' % save_session(cfg, messages, None))
+        save_session(cfg, messages, None, ())
     elif word == '/list':
         say(cfg, '\n'.join('%s  %s  %3d messages  %s' % (sid, s.get('time'),
             len(s.get('messages') or []), s.get('summary', '(unreadable)'))
@@ -403,7 +415,7 @@ def run_line(cfg, messages, line):  # a REPL command when its first word is one;
         messages[1:] = ids[hits[0]].get('messages')[1:]
     elif word == '/compact':
         ask = 'Summarize our work so far for yourself: the task, what was done, what remains.'
-        summary = chat(cfg, with_prompt(messages, ask), [])['content'].strip()
+        summary = chat(cfg, with_prompt(copy.deepcopy(messages), ask), [])['content'].strip()
         messages[1:] = [{'role': 'user', 'content': 'Summary of our work so far:\n' + summary}]
     elif word == '/clear':
         messages[:] = [{'role': 'system', 'content': cfg['system']}]
@@ -414,11 +426,12 @@ def run_line(cfg, messages, line):  # a REPL command when its first word is one;
 
 
 # Read and run prompts; autosave whenever the conversation changed. It keeps its id (once
-# saved) and a copy of what was saved. Ctrl+C ends the turn, or drops the line being typed. After
-# every line, however it ended (even by a signal in the middle of a turn), a conversation changed
-# other than by growing (/clear, /compact, most /loads) is a new one: the old file keeps the old
-# one. An error is one line, and the REPL goes on; so does a save the disk refuses
-# (the conversation stays here, for /save).
+# saved), a copy of what was saved, and the line read last. Ctrl+C ends the turn, or drops the
+# line being typed. After every line, however it ended (even by a signal in the middle of a
+# turn), a prompt that got no reply at all is taken back; a conversation changed other than by
+# growing (/clear, /compact, an output left out, most /loads) is a new one: the old file keeps
+# the old one. An error is one line, and the REPL goes on; so does a save the disk refuses, tried
+# again after every line until it lands.
 def repl(cfg, messages):
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl+C ends a turn, not Bantam
     with contextlib.suppress(ImportError, OSError):
@@ -426,7 +439,7 @@ def repl(cfg, messages):
         readline.parse_and_bind(r'"\C-j": "\C-v\C-j"')  # Ctrl+J inserts a newline
         readline.parse_and_bind('set enable-bracketed-paste on')  # a paste is one prompt
         readline.read_history_file(HISTORY)
-    sid, kept = None, copy.deepcopy(messages)
+    sid, kept, line = None, copy.deepcopy(messages), ''
     while None not in (sys.stdin, sys.stdout):  # a closed input or output ends the REPL
         try:
             line = input('> ').strip()
@@ -437,35 +450,34 @@ def repl(cfg, messages):
         except Exception as e:  # no traceback ever: one line, and the REPL goes on
             say(cfg, e if isinstance(e, Fail) else '%s: %s' % (type(e).__name__, e), 'error')
         finally:
+            if line and messages[-1] == {'role': 'user', 'content': line}:  # no reply at all
+                del messages[-1]
+                say(cfg, '[no answer: the prompt is taken back; Up brings it back]', 'error')
             if messages[:len(kept)] != kept: sid = None
-            try:
-                if messages != kept: sid = save_session(cfg, messages, sid)
-            except OSError as e:  # a full disk, a read-only home
-                say(cfg, 'not saved: %s' % e, 'error')
-            kept = copy.deepcopy(messages)
+            # Saved when changed: the id once it lands, else tried again after the next line.
+            saved = messages != kept and save_session(cfg, messages, sid)
+            if saved: sid, kept = saved, copy.deepcopy(messages)
     with contextlib.suppress(NameError, OSError): readline.write_history_file(HISTORY)
 
 
 # ---------------------------------------------------------------- main
 def stop(number, frame):  # a stopping signal (Ctrl+C too in one-shot mode): unwind, exit
-    try: print('\nbantam: stopped by %s' % signal.Signals(number).name, file=sys.stderr)
-    finally: sys.exit(128 + number)  # a closed terminal, or stderr busy: exit all the same
+    print('\nbantam: stopped by %s' % signal.Signals(number).name, file=sys.stderr)
+    sys.exit(128 + number)
 
 
 def main(argv):
     for number in (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         # The default SIGPIPE: `| head` ends Bantam quietly.
         signal.signal(number, signal.SIG_DFL if number == signal.SIGPIPE else stop)
-    if argv[1:] and re.match('-.', argv[1]):  # an option, never a file (./-v names one)
-        print('usage: bantam.py [prompt.txt | -]  (no argument: the REPL); see the README')
-        return {'-h': 0, '--help': 0}.get(argv[1], 2)  # 2: an option Bantam does not know
     cfg = dict(DEFAULTS)  # until model.cfg is read
     try:
         cfg = load_config()
         messages = [{'role': 'system', 'content': cfg['system']}]
         if len(argv) < 2: return repl(cfg, messages) or 0
-        prompt = sys.stdin.read() if argv[1] == '-' else pathlib.Path(argv[1]).read_text('utf-8')
-        agent_loop(cfg, messages, prompt, list(TOOLS))
+        # The prompt from a file (/dev/stdin for a pipe); the run kept under an id of its own.
+        agent_loop(cfg, messages, pathlib.Path(argv[1]).read_text('utf-8'), list(TOOLS))
+        save_session(cfg, messages, None, ())
         return 0 if messages[-1]['role'] == 'assistant' else 2  # 2: no answer
     except Exception as e:  # no traceback ever: one line
         say(cfg, 'bantam: %s' % (e if isinstance(e, Fail) else '%s: %s' % (type(e).__name__, e)))

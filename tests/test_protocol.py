@@ -180,7 +180,7 @@ class ErrorPolicy(BantamCase):
         self.assertEqual(len(self.server.requests), 2)
 
     def test_a_context_length_error_is_the_servers_own_words_on_one_line(self):
-        # (no "try /compact" hint: /compact sends the same conversation, and is refused too)
+        # With no output to leave out, the server's words and what to do, on one line.
         for name in ('openai-error-400-context-length-exceeded',
                      'deepseek-error-400-context-length', 'llamacpp-error-400-exceed-context'):
             self.server.requests.clear()
@@ -190,7 +190,8 @@ class ErrorPolicy(BantamCase):
             self.assertEqual((proc.returncode, len(self.server.requests)), (1, 1), name)
             message = sidecar(os.path.join(FIXTURES, name + '.json'))['expected']['error']
             last = proc.stderr.splitlines()[-1]
-            self.assertEqual(last, 'bantam: HTTP 400: ' + message['message'])
+            self.assertEqual(last, 'bantam: HTTP 400: ' + message['message'] + ' (the context '
+                             'window is full: /clear, or a bigger window)')
 
     def test_a_broken_stream_is_retried_and_only_the_full_reply_is_kept(self):
         self.script({'text': 'a partial answer that breaks', 'cut': 3},
@@ -208,8 +209,8 @@ class ErrorPolicy(BantamCase):
         self.script({'text': 'the next answer'})
         proc = self.run_repl('hi', 'again')
         self.assertIn('the next answer', proc.stdout, proc.stderr)
-        # No answer: the prompt stays, and "(no answer)" stands before the next one.
-        self.assertEqual([m['role'] for m in self.sent()], ['system', 'user', 'assistant', 'user'])
+        # No reply at all: the prompt is taken back.
+        self.assertEqual([m['role'] for m in self.sent()], ['system', 'user'])
         self.assert_valid_conversation(self.autosaved())
 
     def test_the_api_key_never_appears_even_when_echoed(self):

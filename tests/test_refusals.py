@@ -1,15 +1,15 @@
 """Refusals Bantam can fix: a field the server names is left out and the request sent again at
-once (issue 24); a conversation that no longer fits the context window has its oldest tool
-outputs left out, one at a time, until it fits (issue 25). The bodies are real ones."""
+once; a conversation that no longer fits the context window has its oldest tool outputs over 500
+characters left out, one at a time, the last one left cut to its head and tail, until it fits.
+The bodies are real ones."""
 import json
 import os
 import re
 
-from helpers import FIXTURES, BantamCase, waiting
+from helpers import FIXTURES, BantamCase
 
 REFUSED = os.path.join(FIXTURES, 'refused')
-LEFT_OUT = ('[left out to fit the context window: run the command again with head, tail or '
-            'grep]')
+LEFT_OUT = '\n\n[... left out: run the command again with head, tail or grep ...]\n\n'
 
 
 def body(name):
@@ -158,7 +158,6 @@ class FullContext(BantamCase):
         self.server.default = Window(limit, body(name), replies)
         return self.server.default
 
-    @waiting  # the full-window fix, cut in round 10 (README "Left out")
     def test_a_tool_loop_that_outgrows_the_window_finishes(self):
         for name in self.CONTEXT_ERRORS:
             self.server.requests.clear()
@@ -175,12 +174,13 @@ class FullContext(BantamCase):
             self.assertEqual(len(outputs), 3)
             self.assertTrue(outputs[-1].startswith('output 3\n'), name)  # the latest, whole
             self.assertTrue(outputs[-1].endswith('\n\nexit: 0'), name)
-            left_out = [o for o in outputs if 'context window' in o]
+            left_out = [o for o in outputs if o == LEFT_OUT]
             self.assertTrue(left_out and outputs[0] in left_out, name)
-            self.assertIn('head, tail or grep', outputs[0])
             self.assertEqual([m['content'] for m in messages if m['role'] == 'user'], ['hello'])
             notices = [line for line in proc.stderr.splitlines() if 'context window' in line]
             self.assertEqual(len(notices), len(left_out), name)
+            self.assertEqual(set(notices), {'the context window is full: sending again with '
+                                            'less tool output'})
 
     def test_nothing_is_left_out_before_the_server_refuses(self):
         window = self.window(10 ** 6, 'llamacpp-error-400-exceed-context',
@@ -188,10 +188,9 @@ class FullContext(BantamCase):
         proc = self.run_bantam()
         self.assertEqual(proc.returncode, 0, proc.stderr)
         outputs = [m['content'] for m in window.accepted[-1]['messages'] if m['role'] == 'tool']
-        self.assertFalse([o for o in outputs if 'context window' in o])
+        self.assertFalse([o for o in outputs if LEFT_OUT in o])
         self.assertNotIn('context window', proc.stderr)
 
-    @waiting  # the full-window fix, cut in round 10 (README "Left out")
     def test_the_repl_autosaves_a_valid_conversation(self):
         self.window(8000, 'openai-error-400-context-length-exceeded',
                     [printing(1), printing(2), printing(3), {'text': 'all done'}])
@@ -200,7 +199,7 @@ class FullContext(BantamCase):
         saved = self.autosaved()
         self.assert_valid_conversation(saved)
         self.assertEqual(len([m for m in saved if m['role'] == 'tool']), 3)
-        self.assertIn('context window', saved[3]['content'])
+        self.assertEqual(saved[3]['content'], LEFT_OUT)
 
     def test_a_prompt_that_alone_overflows_is_one_error(self):
         self.window(4000, 'llamacpp-error-400-exceed-context', [])
@@ -209,11 +208,12 @@ class FullContext(BantamCase):
         self.assertEqual(len(self.server.requests), 1)
         self.assertEqual(proc.stderr.strip().splitlines()[-1],
                          'bantam: HTTP 400: request (6009 tokens) exceeds the available context '
-                         'size (4096 tokens), try increasing it')
+                         'size (4096 tokens), try increasing it (the context window is full: '
+                         '/clear, or a bigger window)')
 
-    @waiting  # the full-window fix, cut in round 10 (README "Left out")
     def test_when_every_output_is_left_out_the_error_ends_the_turn(self):
-        # The outputs fit; then a prompt that alone does not: each output goes, then one line.
+        # The outputs fit; then a prompt that alone does not: the older output goes, the last
+        # one is halved while over 500 characters, then one line says what to do.
         window = self.window(10 ** 6, 'llamacpp-error-400-exceed-context',
                              [printing(1), printing(2), {'text': 'first turn'}])
         proc = self.run_repl('first')
@@ -221,12 +221,16 @@ class FullContext(BantamCase):
         self.assertEqual(len(self.server.requests), 3)
         window.limit = 9500
         proc = self.run_repl('/load autosave', 'z' * 9000)
-        self.assertEqual(len(self.server.requests), 3 + 3)  # refused, less 1, less 2: refused
-        self.assertIn('exceeds the available context size', proc.stderr)
-        self.assertEqual(len([line for line in proc.stderr.splitlines()
-                              if 'context window is full' in line]), 2)
+        # Refused; the first output left out; the second (3,019 characters) cut to its head
+        # and tail three times (about 1,580, 860, 500 characters): refused for good.
+        self.assertEqual(len(self.server.requests), 3 + 5)
+        lines = proc.stderr.splitlines()
+        self.assertIn('exceeds the available context size', lines[-2])
+        self.assertTrue(lines[-2].endswith('(the context window is full: /clear, or a bigger '
+                                           'window)'), lines[-2])
+        self.assertEqual(lines[-1], '[no answer: the prompt is taken back; Up brings it back]')
+        self.assertEqual(len([line for line in lines if 'context window is full:' in line]), 5)
 
-    @waiting  # the full-window fix, cut in round 10 (README "Left out")
     def test_compact_works_on_a_conversation_that_no_longer_fits(self):
         window = self.window(10 ** 6, 'openai-error-400-context-length-exceeded',
                              [printing(1), printing(2), {'text': 'worked'}])
@@ -262,7 +266,6 @@ class NoWorkLost(BantamCase):
         [output] = self.outputs(self.autosaved())
         self.assertTrue(output.startswith('output 1\n'))
 
-    @waiting  # the full-window fix, cut in round 10 (README "Left out")
     def test_a_summary_never_changes_the_conversation(self):
         self.config(color='never', timeout=10)
         full = refusal('openai-error-400-context-length-exceeded')
@@ -270,13 +273,13 @@ class NoWorkLost(BantamCase):
                     {'status': 401, 'json': {'error': {'message': 'and now no more'}}})
         proc = self.run_repl('go', '/compact')
         self.assertIn('and now no more', proc.stderr)
-        self.assertEqual(self.outputs(self.server.requests[3]['body']['messages']), [LEFT_OUT])
+        [cut] = self.outputs(self.server.requests[3]['body']['messages'])
+        self.assertTrue(cut.startswith('output 1\n') and LEFT_OUT in cut)
         [output] = self.outputs(self.autosaved())  # the copy had its output left out, not this
         self.assertTrue(output.startswith('output 1\n'))
         self.assertEqual(len(self.autosaved()), 5)
 
-    @waiting  # the full-window fix, cut in round 10 (README "Left out")
-    def test_outputs_no_longer_than_the_placeholder_stay(self):
+    def test_outputs_of_500_characters_or_fewer_stay(self):
         self.config(color='never', timeout=10)
         quiet = [{'calls': [('shell_exec', {'command': ': %d' % i})]} for i in range(4)]
         self.script(*quiet[:3], printing(4), quiet[3],
@@ -284,17 +287,19 @@ class NoWorkLost(BantamCase):
         proc = self.run_bantam()
         self.assertEqual(proc.returncode, 0, proc.stderr)
         outputs = self.outputs(self.sent())
-        self.assertEqual(outputs[3], LEFT_OUT)  # the large one went, the small ones stayed
+        # The large one, the only one over 500 characters, is cut to its head and tail; the
+        # small ones stay.
+        self.assertTrue(outputs[3].startswith('output 4\n') and LEFT_OUT in outputs[3])
         self.assertEqual([o for i, o in enumerate(outputs) if i != 3],
                          ['(no output)\n\nexit: 0'] * 4)
 
-    @waiting  # the full-window fix, cut in round 10 (README "Left out")
     def test_a_long_run_of_fixes_is_a_loop(self):
-        # A thousand outputs and a server that keeps refusing: a fix each, then one line (with
-        # each fix a call of its own, this ended in RecursionError before).
-        # (Only the outputs: the calls they answer would make each request twice as large.)
+        # Three hundred outputs and a server that keeps refusing: a fix each, the last one
+        # halved, then one line (with each fix a call of its own, this ended in RecursionError
+        # once). (Only the outputs: the calls they answer would make each request twice as
+        # large.)
         messages = [{'role': 'system', 'content': 'sys'}, {'role': 'user', 'content': 'do'}]
-        messages += [{'role': 'tool', 'tool_call_id': 'c', 'content': 'o' * 90}] * 1000
+        messages += [{'role': 'tool', 'tool_call_id': 'c', 'content': 'o' * 600}] * 300
         messages.append({'role': 'assistant', 'content': 'done'})
         os.makedirs(self.sessions())
         with open(os.path.join(self.sessions(), 'big.json'), 'w') as f:
@@ -310,7 +315,8 @@ class NoWorkLost(BantamCase):
         self.server.default = refuse
         proc = self.run_repl('/load big', 'go on', timeout=110)
         self.assertFalse('RecursionError' in proc.stderr, proc.stderr[-300:])
-        self.assertEqual(seen, list(range(1000, -1, -1)))  # one output fewer each time
+        # One output fewer each time; the last one, halved, is sent once more.
+        self.assertEqual(seen, list(range(300, 0, -1)) + [1])
         lines = proc.stderr.splitlines()
         self.assertTrue(lines[-2].startswith('HTTP 400: '), lines[-3:])
         self.assertEqual(lines[-1], '[no answer: the prompt is taken back; Up brings it back]')
