@@ -135,9 +135,8 @@ def fix_refusal(cfg, messages, body, code, text, why):
     # A field the request carries that the error names, right before a quote (escaped or not), a
     # backtick or a colon ('max_tokens', `temperature`, "loc": ["body", "reasoning"], Unknown name
     # \"x\", Invalid reasoning_effort: x), is left out from now on, child agents' and summaries'
-    # requests included: a setting of the request's own whenever it is named, a field of its
-    # messages only when the error calls it unwanted (one "missing" or "invalid" is wanted). A full
-    # window is made room in. Each fix takes something away, so the loop ends.
+    # requests included, whatever the words around it (a "missing" one too). A full window is
+    # made room in. Each fix takes something away, so the loop ends.
     sent, names = json.dumps(body), re.findall(r'\b(\w+)\\?[\'"`:]', text)
     field = next((n for n in names if n not in NEEDED and '"%s": ' % n in sent), None)
     if code in (400, 422) and field:
@@ -266,8 +265,6 @@ def call_in_text(reply, tools):
 
 
 # ---------------------------------------------------------------- tools
-
-
 def shell_exec(cfg, command):
     # Output goes to a file, not a pipe, so a background child cannot hold the call open. The
     # command is watched every 20 ms until it ends, its time is up or its output floods; its

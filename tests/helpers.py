@@ -35,7 +35,7 @@ python_only = unittest.skipIf(FOREIGN, 'about the Python bantam.py itself (BANTA
 
 
 def waiting(test):
-    """A row that waits for lines (README "Left out"). The test asserts the right behaviour. On
+    """A row that waits for lines (README "Known limits"). The test asserts the right behaviour. On
     this repository's bantam.py it is an expected failure, so the run turns red the day the row
     is built and the mark must come off. Under BANTAM_CMD a port that does the right thing passes,
     and one that behaves like today's build is skipped: a port never copies a waiting row's

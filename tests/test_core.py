@@ -106,7 +106,7 @@ class Config(BantamCase):
         # no request (issue 54 row 3).
         for endpoint in ('localhost:8080', 'file:.', 'data:,hello', 'ftp://example.com/v1'):
             self.append_config('endpoint=' + endpoint)
-            proc = self.run_bantam()
+            proc = self.run_bantam(timeout=5)  # (with no check: retried for 12 s, so a failure)
             self.assertEqual((proc.returncode, proc.stdout), (1, ''), endpoint)
             self.assertEqual(proc.stderr, 'bantam: bad setting: endpoint is not an http:// or '
                                           'https:// URL\n', endpoint)

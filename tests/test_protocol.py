@@ -9,13 +9,13 @@ from helpers import FIXTURES, BantamCase
 
 CAPTURES = sorted(p for p in glob.glob(os.path.join(FIXTURES, '*'))
                   if os.path.isfile(p) and not p.endswith('.expected.json'))
-# Left out for the line budget (README, "Left out"): reasoning sent only in reasoning_details or in
-# Mistral's thinking parts is not shown, and old llama.cpp's "error:" lines are skipped like any
+# Left out for the line budget (README "Known limits"): reasoning sent only in reasoning_details or
+# in Mistral's thinking parts is not shown, and old llama.cpp's "error:" lines are skipped like any
 # other field (that stream then holds only [DONE]: an empty answer, which is not stored).
 UNSHOWN_REASONING = ('mistral-magistral-content-array', 'snowflake-cortex-claude-reasoning-details')
 SKIPPED_ERROR_LINES = ('llamacpp-legacy-error-field',)
-# Cut for lines in round 9 (README "Left out"; tests/test_waiting.py holds the row): a reply whose
-# words come only in "refusal" is no answer here; a port that shows it passes too (issue 61 row 5).
+# Left out for lines (README "Known limits"; tests/test_waiting.py holds the row): a reply whose
+# words come only in "refusal" is no answer here; a port that shows it passes too.
 UNSHOWN_REFUSALS = ('openai-refusal',)
 
 
@@ -256,7 +256,7 @@ class Overrides(BantamCase):
                          ['Bearer sk-cfg', 'Bearer sk-openai'])
 
     def test_bantam_variables_no_longer_override_model_cfg(self):
-        # Left out for the line budget (README, "Left out"): model.cfg is the one place.
+        # Left out for the line budget (README, "Known limits"): model.cfg is the one place.
         self.config(model='from-cfg')
         proc = self.run_bantam(env={'BANTAM_MODEL': 'from-env', 'BANTAM_TIMEOUT': 'soon'})
         self.assertEqual(proc.returncode, 0, proc.stderr)

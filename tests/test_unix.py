@@ -51,7 +51,7 @@ class Pipes(BantamCase):
         self.assertNotIn('Traceback', err)
 
     def test_help_in_the_repl_lists_the_commands(self):
-        # --help was cut for lines in round 8 (README "Left out"); /help stays.
+        # --help was cut for lines in round 8 (README "Known limits"); /help stays.
         proc = self.run_repl('/help')
         for word in ('/save', '/list', '/load', '/compact', '/clear', '/quit', 'Ctrl+J'):
             self.assertIn(word, proc.stdout)

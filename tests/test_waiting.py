@@ -1,8 +1,8 @@
-"""The rows that wait for lines (README "Left out"), one test each, in the order of the brief's
-ranked list. Each asserts the right behaviour and is marked @waiting: an expected failure on this
-repository's bantam.py (so the run turns red the day its row is built, and the mark comes off),
-and under BANTAM_CMD a pass for a port that does better, a skip for one that does not. Speed rows
-(linear joins, the cost issue) are benchmarks: tests/bench.py."""
+"""The rows that wait for lines (README "Known limits"), one test each. Each asserts the right
+behaviour and is marked @waiting: an expected failure on this repository's bantam.py (so the run
+turns red the day its row is built, and the mark comes off), and under BANTAM_CMD a pass for a
+port that does better, a skip for one that does not. Speed rows (linear joins, the cost issue)
+are benchmarks: tests/bench.py."""
 import json
 import os
 import signal
@@ -65,7 +65,7 @@ def keep_alive_server(then):
 
 
 class TurnEnd(BantamCase):
-    """Issue 48 rows 3, 5, 6, 7, 9 (brief ranks 6-8)."""
+    """How a turn ends: a stalled stream."""
 
     @waiting
     def test_a_stalled_stream_is_retried(self):
@@ -87,7 +87,7 @@ class TurnEnd(BantamCase):
 
 
 class Merge(BantamCase):
-    """Issue 47 rows 2-5 (brief rank 9); 37 row 3."""
+    """What goes back: streamed pieces merged as the model wrote them."""
 
     def sent_back(self, *deltas):
         self.script(stream(*deltas, call_delta(), finish='tool_calls'), {'text': 'done'})
@@ -133,7 +133,7 @@ class Merge(BantamCase):
 
 
 class CutInRound9(BantamCase):
-    """Behaviours cut for lines in round 9 (README "Left out"), each as a port may keep it."""
+    """Behaviours left out of bantam.py (README "Known limits"), each as a port may keep it."""
 
     @waiting
     def test_a_refusal_is_shown_and_kept_as_the_answer(self):
@@ -161,11 +161,11 @@ class CutInRound9(BantamCase):
 
 
 class Round10(BantamCase):
-    """Issues 59 and 60: the rows of round 10 that wait for lines (README "Left out"), in the
-    brief's order, and the take-back of an unanswered prompt (cut in round 10 to pay)."""
+    """A stalled stream, a line typed ahead, model.cfg lines named, a command the shell cannot
+    take: rows that wait."""
 
     @waiting
-    def test_silent_again_says_the_model_gave_no_answer(self):  # issue 59 row 1 (its line)
+    def test_silent_again_says_the_model_gave_no_answer(self):
         self.script({'calls': [('shell_exec', {'command': 'echo ran'})]}, {'text': ''},
                     {'text': ''})
         proc = self.run_bantam()
@@ -173,7 +173,7 @@ class Round10(BantamCase):
         self.assertIn('no answer', proc.stderr)
 
     @waiting
-    def test_a_line_typed_during_a_turn_is_its_own_prompt(self):  # issue 60 row 1
+    def test_a_line_typed_during_a_turn_is_its_own_prompt(self):
         hold = threading.Event()
         self.addCleanup(hold.set)
         self.script({'hold': hold, 'text': 'the first answer'}, {'text': 'the second answer'},
@@ -189,7 +189,7 @@ class Round10(BantamCase):
         self.assertEqual(self.sent(1)[-1], {'role': 'user', 'content': 'typed ahead'})
 
     @waiting
-    def test_keep_alive_comments_hold_no_turn(self):  # issue 59 row 3
+    def test_keep_alive_comments_hold_no_turn(self):
         answer = b'data: {"choices":[{"index":0,"delta":{"content":"unstuck"},' \
                  b'"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
         url, stop = keep_alive_server(b'HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n'
@@ -207,7 +207,7 @@ class Round10(BantamCase):
         self.assertIn('unstuck', out, err)
 
     @waiting
-    def test_a_blank_summary_changes_nothing_and_says_so(self):  # issue 59 row 5
+    def test_a_blank_summary_changes_nothing_and_says_so(self):
         self.script({'text': 'the answer'}, {'text': '\n\n'}, {'text': 'a retried summary'})
         proc = self.run_repl('the task', '/compact')
         self.assertEqual(len(self.server.requests), 2, proc.stderr)
@@ -215,7 +215,7 @@ class Round10(BantamCase):
         self.assertEqual(self.autosaved()[1]['content'], 'the task')
 
     @waiting
-    def test_a_bad_value_of_model_cfg_is_named_by_file_line_and_setting(self):  # issue 60 row 5
+    def test_a_bad_value_of_model_cfg_is_named_by_file_line_and_setting(self):
         self.append_config('temperature=warm')
         proc = self.run_bantam()
         self.assertEqual(proc.returncode, 1)
@@ -224,7 +224,7 @@ class Round10(BantamCase):
         self.assertEqual(self.server.requests, [])
 
     @waiting
-    def test_a_key_that_cannot_go_in_a_header_is_named_at_start_up(self):  # issue 60 row 5
+    def test_a_key_that_cannot_go_in_a_header_is_named_at_start_up(self):
         self.append_config('api_key=sk-\u201cpasted-from-a-document-0123456789\u201d')
         proc = self.run_bantam()
         self.assertEqual(proc.returncode, 1)
@@ -233,7 +233,7 @@ class Round10(BantamCase):
         self.assertEqual(self.server.requests, [])
 
     @waiting
-    def test_a_command_the_shell_cannot_take_is_the_calls_error(self):  # issue 60 row 6
+    def test_a_command_the_shell_cannot_take_is_the_calls_error(self):
         self.script({'calls': [('shell_exec', {'command': 'echo a\x00b'})]}, {'text': 'went on'})
         proc = self.run_bantam()
         self.assertEqual(proc.returncode, 0, proc.stderr)
@@ -253,7 +253,7 @@ class LeftOut(BantamCase):
 
 
 class NothingLost(BantamCase):
-    """Issue 49 rows 3-5 (brief ranks 10, 11, 13); issue 37 row 4; issue 38 rows 4-7, 11."""
+    """Nothing lost, and the terminal: rows that wait."""
 
     @waiting
     def test_a_refusal_that_quotes_the_users_words_strips_nothing(self):
@@ -325,7 +325,7 @@ class NothingLost(BantamCase):
         self.assertIn('done', proc.stdout)
 
     @waiting
-    def test_a_big_kept_field_cannot_fill_the_window(self):  # issue 37 row 4
+    def test_a_big_kept_field_cannot_fill_the_window(self):
         trace = 'x' * 100000
         window = Window(60000, body('openai-error-400-context-length-exceeded'), [
             stream({'reasoning_trace': trace, 'content': 'first answer'}), {'text': 'second'}])
