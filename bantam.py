@@ -99,28 +99,27 @@ FULL = re.compile('(?i)context.(length|size|window)|is too long|too large|maximu
 
 
 # Send the conversation and return the reply, retrying on the Fibonacci schedule. A refusal
-# Bantam can fix is fixed, and the request made anew and sent at once.
+# Bantam can fix is fixed, and the request made anew and sent at once. The key goes in a header a
+# redirect never takes to another host; the fields a server refused are left out at any depth
+# (the JSON hook sees every object); a Retry-After of whole seconds is the next wait when it is a
+# minute or less, and ends the turn when longer.
 def chat(cfg, messages, tools):
     req = urllib.request.Request(cfg['endpoint'].rstrip('/') + '/chat/completions', None, HEADERS)
-    # Unredirected: a redirect never takes the key to another host.
     if cfg['api_key']: req.add_unredirected_header('Authorization', 'Bearer ' + cfg['api_key'])
     delays = [1, 1, 2, 3, 5]  # the Fibonacci schedule; a fix uses none of it
-    # The fields a server refused are left out at any depth: the JSON hook sees every object.
     drop = lambda obj: {k: v for k, v in obj.items() if k not in cfg['refused']}  # noqa: E731
     while True:
         request = dict(messages=messages, **{k: cfg[k] for k in FIELDS})
         body = json.loads(json.dumps(request), object_hook=drop)
         if tools: body['tools'] = [SCHEMAS[name] for name in tools]
-        req.data = json.dumps(body).encode()  # made anew each time: a fix changes it
-        try:
-            with urllib.request.urlopen(req, timeout=cfg['timeout']) as response:
+        try:  # the body made anew each time: a fix changes it
+            with urllib.request.urlopen(req, json.dumps(body).encode(), cfg['timeout']) as response:
                 return read_reply(cfg, response, not tools)  # a summary is owed
         except urllib.error.HTTPError as e:
             text = e.read().decode('utf-8', 'replace')
             why = explain('HTTP %d' % e.code, parse_json(text).get('error') or text[:500])
             if fix_refusal(cfg, messages, dict(body, tools=None), e.code, text, why): continue
             if not RETRY.fullmatch(str(e.code)) or 'insufficient_quota' in text: raise Fail(why)
-            # Retry-After in whole seconds: waited when a minute or less, else the turn ends.
             wait = e.headers.get('Retry-After', '')
             if wait.isdecimal() and int(wait) > 60: raise Fail(why + ' (Retry-After: %s s)' % wait)
             if wait.isdecimal() and delays: delays[0] = int(wait)
@@ -173,12 +172,15 @@ def events(response):
         if field == 'data': yield parse_json(value)
 
 
-# Read a reply as it arrives and print its words live; return the assistant message, with every
-# field the server sent (thinking models want their reasoning and signatures back).
+# Read a reply as it arrives and print its words live (when reasoning starts or ends, a marker on
+# a line of its own); return the assistant message, with every field the server sent (thinking
+# models want their reasoning and signatures back). An error the server would retry broke the
+# reply, so it is tried again, as when the reply has no end, or no words where an answer is owed
+# (a summary: a thinking model can spend max_tokens on reasoning; white space is no words). Any
+# other error ends the turn.
 def read_reply(cfg, response, owed):
     reply, text, finish, mode, newline = {'role': 'assistant'}, '', None, 'text', ''
     for chunk in events(response):
-        # An error the server would retry broke the reply (tried again); others end the turn.
         if chunk.get('error'):
             broken = RETRY.fullmatch(str(parse_json(chunk['error']).get('code')))
             raise (ConnectionError if broken else Fail)(explain('server error', chunk['error']))
@@ -186,7 +188,6 @@ def read_reply(cfg, response, owed):
         finish = finish or choice.get('finish_reason')
         delta = choice.get('delta') or choice.get('message') or {}
         keep(reply, delta, ('role', 'content'))  # Bantam's own fields
-        # Printed as it comes; when reasoning starts or ends, a marker on a line of its own.
         think = delta.get('reasoning_content') or delta.get('reasoning')
         for kind, piece in (('think', think), ('text', delta.get('content'))):
             if not piece or not isinstance(piece, str): continue
@@ -197,8 +198,6 @@ def read_reply(cfg, response, owed):
     if mode == 'think': say(cfg, newline + MARKERS['text'], 'marker', sys.stdout)
     elif newline: say(cfg, '', out=sys.stdout)
     if finish == 'length': say(cfg, 'the reply was cut at max_tokens', 'error')
-    # Broken, so tried again: no end, or no words where an answer is owed (a summary: a thinking
-    # model can spend max_tokens on reasoning). White space is no answer.
     if not finish or (owed and not text.strip()):
         raise ConnectionError('the reply was empty or ended early')
     return dict(reply, content=text)
@@ -248,8 +247,9 @@ def call_in_text(reply, tools):
     # <tool_call> or <tools> tags, or in doubled braces. A JSON object that ends the reply (only
     # its wrapping follows), names an offered tool and has arguments becomes a real call, written
     # into the reply and returned (else None), and the reply's text keeps only the words before
-    # it; an object quoted inside an answer stays text.
-    text = reply['content']
+    # it; an object quoted inside an answer stays text. Models often leave a shell backslash
+    # unescaped (\. or \;) inside the JSON: it is doubled, as meant.
+    text = re.sub(r'(\\[\\"/bfnrtu])|(\\)', r'\1\2\2', reply['content'])
     for start in [m.start() for m in re.finditer('{', text)]:
         with contextlib.suppress(ValueError, RecursionError):
             obj, end = json.JSONDecoder(strict=False).raw_decode(text, start)
@@ -290,7 +290,7 @@ def shell_exec(cfg, command):
 
 def run_subagent(cfg, prompt):  # a fresh child conversation through the same loop
     child = [{'role': 'system', 'content': cfg['system'] + '\n\nImportant: this is a child agent'}]
-    # No run_subagent: a child cannot fork forever.
+    # No run_subagent: a child cannot fork forever. A child that stopped says why.
     answer = agent_loop(cfg, child, prompt, ['shell_exec'])
     return clean(cfg, answer[:cfg['max_tool_res']]) or '(no answer)'
 
@@ -339,8 +339,8 @@ def with_prompt(messages, prompt):
 
 # One turn: add the prompt, then ask the model and run the tools it calls, until it calls none;
 # return its answer. An empty reply right after tool results is asked once more, in words that
-# stay; any other is no answer (""). At the limit, a line says so, and the answer is "". Without an
-# answer the conversation ends in a tool's result or a prompt.
+# stay; any other is no answer (""). At the limit a line says so, and is the turn's result (a child
+# that stopped says why). Without an answer the conversation ends in a tool's result or a prompt.
 def agent_loop(cfg, messages, prompt, tools):
     messages[:] = with_prompt(messages, prompt)
     for _ in range(cfg['max_al_iterations']):
@@ -358,8 +358,9 @@ def agent_loop(cfg, messages, prompt, tools):
         messages += [dict(role='tool', tool_call_id=c['id'], content=PENDING) for c in calls]
         for call, m in zip(calls, messages[-len(calls):]):
             m['content'] = run_tool(cfg, call, tools)
-    say(cfg, 'stopped after max_al_iterations=%d requests' % cfg['max_al_iterations'], 'error')
-    return ''
+    why = 'stopped after max_al_iterations=%d requests' % cfg['max_al_iterations']
+    say(cfg, why, 'error')  # stopped before an answer: why is the turn's result
+    return why
 
 
 # ---------------------------------------------------------------- sessions
@@ -427,8 +428,8 @@ def run_line(cfg, messages, line):  # a REPL command when its first word is one;
 # line being typed. After every line, however it ended (even by a signal in the middle of a
 # turn), a prompt that got no reply at all is taken back; a conversation changed other than by
 # growing (/clear, /compact, an output left out, most /loads) is a new one: the old file keeps
-# the old one. An error is one line, and the REPL goes on; so does a save the disk refuses, tried
-# again after every line until it lands.
+# the old one. An error is one line, and the REPL goes on; so does a save the disk refuses: the
+# last copy saved is kept, so the save is tried again after every line until one lands.
 def repl(cfg, messages):
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl+C ends a turn, not Bantam
     with contextlib.suppress(ImportError, OSError):
@@ -451,7 +452,6 @@ def repl(cfg, messages):
                 del messages[-1]
                 say(cfg, '[no answer: the prompt is taken back; Up brings it back]', 'error')
             if messages[:len(kept)] != kept: sid = None
-            # Saved when changed: the id once it lands, else tried again after the next line.
             saved = messages != kept and save_session(cfg, messages, sid)
             if saved: sid, kept = saved, copy.deepcopy(messages)
     with contextlib.suppress(NameError, OSError): readline.write_history_file(HISTORY)

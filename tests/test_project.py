@@ -3,7 +3,7 @@
 import json
 import os
 
-from helpers import BantamCase, waiting
+from helpers import BantamCase
 
 USER_KEY = 'sk-user-own-key-0123456789abcdef'    # the user's OPENAI_API_KEY
 GITHUB = 'ghp_0123456789abcdefGHIJKLMNOPQRSTUVwxyz'  # another secret of the environment
@@ -55,7 +55,6 @@ class ProjectRules(BantamCase):
 
 
 class ChildAtTheLimit(BantamCase):
-    @waiting  # a child at the limit answers "(no answer)" (README "Known limits")
     def test_a_child_that_stopped_tells_its_parent_why(self):
         # Issue 55 row 2: the child's stop line is its result (round 8 gave "(no answer)").
         self.config(stream='true', color='never', timeout=10, max_al_iterations=2)

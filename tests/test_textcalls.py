@@ -3,7 +3,7 @@ reply's text, and a server whose parser does not fire passes it on as plain cont
 runs it as a real call when it names an offered tool, and never otherwise."""
 import json
 
-from helpers import BantamCase, waiting
+from helpers import BantamCase
 
 CALL = {'name': 'shell_exec', 'arguments': {'command': 'echo from-text'}}
 BARE = json.dumps(CALL)
@@ -69,7 +69,6 @@ class CallsInText(BantamCase):
     def test_pretty_printed_and_not_streamed(self):
         self.recovered('```json\n%s\n```' % json.dumps(CALL, indent=2), stream='false')
 
-    @waiting  # a lone backslash is not doubled (README "Known limits")
     def test_a_shell_backslash_left_unescaped_is_read_as_meant(self):
         # seen on llama.cpp's stock template: grep -oE '[a-z]+\.[a-z]+' and find ... {} \;
         text = '{"name": "shell_exec", "arguments": {"command": "echo a.b | grep -c \'a\\.b\'"}}'
@@ -78,7 +77,6 @@ class CallsInText(BantamCase):
                          {'command': "echo a.b | grep -c 'a\\.b'"})
         self.assertEqual(self.sent()[3]['content'], '1\n\n\nexit: 0')
 
-    @waiting  # a lone backslash is not doubled (README "Known limits")
     def test_a_shell_line_continuation_inside_the_command(self):
         # a backslash before a raw line break is doubled too: bash then joins the two lines
         text = '{"name": "shell_exec", "arguments": {"command": "echo one \\\ntwo"}}'
