@@ -155,7 +155,8 @@ def fix_refusal(cfg, messages, body, code, text, why):
     return True
 
 
-def explain(status, error):  # the status and the server's own message (else all it sent), one line
+# The status and the server's own message (else all it sent), on one line.
+def explain(status, error):
     return ' '.join(('%s: %s' % (status, parse_json(error).get('message') or error)).split())
 
 
@@ -260,8 +261,7 @@ def call_in_text(reply, tools):
             # The words before it stay, without its wrapping: a doubled brace, a tag, a fence.
             words = text[:start].rstrip(' \t\r\n{')
             reply['content'] = re.sub(r'(```\w*\s*)?(<tool(_call|s)>)?$', '', words).rstrip()
-            reply['tool_calls'] = [new_call(name=obj['name'], arguments=obj['arguments'])]
-            return reply['tool_calls']
+            return reply.setdefault('tool_calls', [new_call(**obj)])
 
 
 # ---------------------------------------------------------------- tools
@@ -283,9 +283,8 @@ def shell_exec(cfg, command):
         size, n = out.seek(0, 2), cfg['max_tool_res'] // 2 - 100
         head, tail = os.pread(out.fileno(), n, 0), os.pread(out.fileno(), n, max(n, size - n))
     if size > 2 * n: head += LEFT_OUT.encode()
-    output = (head + tail).decode('utf-8', 'replace') or '(no output)'
     if code is None: code = 'killed: past shell_timeout, or over 256 MB of output'
-    return clean(cfg, output) + '\n\nexit: %s' % code
+    return clean(cfg, str(head + tail, 'utf-8', 'replace') or '(no output)') + '\n\nexit: %s' % code
 
 
 def run_subagent(cfg, prompt):  # a fresh child conversation through the same loop
@@ -304,9 +303,12 @@ TOOLS = {'shell_exec': ('command', shell_exec, 'Run a bash command; returns outp
 SCHEMAS = {name: {'type': 'function', 'function': {'name': name, 'description': about,
            'parameters': {'type': 'object', 'properties': {param: {'type': 'string'}},
                           'required': [param]}}} for name, (param, _, about) in TOOLS.items()}
+# A call that makes again the round of calls just made, of any length (ls; ls, or ls, pwd; ls, pwd)
+# is not run: it would say the same, or do it twice. A call made again after other work runs.
+REPEATED = 'the same call as your last one, not run again: answer from its result, or change it'
 
 
-def run_tool(cfg, call, tools):  # check a call, trace it, run it; return the result
+def run_tool(cfg, call, tools, made):  # check a call, trace it, run it; return the result
     name, raw = call['function'].get('name', ''), call['function'].get('arguments') or '{}'
     args = parse_json(raw)  # decoded, or an object as some servers send it
     # The trace shows what runs, on one line: the arguments decoded, then written as JSON with
@@ -314,10 +316,12 @@ def run_tool(cfg, call, tools):  # check a call, trace it, run it; return the re
     say(cfg, '[tool call: %s(%s)]' % (name, json.dumps(args) if args else raw), 'call')
     # Sent back as JSON text, {} when it is not an object: servers parse it again.
     call['function']['arguments'] = raw if args and isinstance(raw, str) else json.dumps(args)
+    made.append((name, args or raw))  # the turn's calls, as decoded
+    again = any(made[-k:] == made[-2 * k:-k] for k in range(1, len(made) // 2 + 1))
     param, tool, _ = TOOLS[name] if name in tools else ('', None, '')
     why = 'no %s argument as a JSON string' % param if tool else 'there is no tool %r' % name
-    ok = tool and isinstance(args.get(param), str)
-    result = tool(cfg, args[param]) if ok else 'error: ' + why
+    ok = tool and isinstance(args.get(param), str) and not again
+    result = tool(cfg, args[param]) if ok else 'error: ' + (REPEATED if again else why)
     say(cfg, '[tool result: %s]' % name, 'result')
     say(cfg, result, 'body' if ok else 'error')
     return result
@@ -339,10 +343,12 @@ def with_prompt(messages, prompt):
 
 # One turn: add the prompt, then ask the model and run the tools it calls, until it calls none;
 # return its answer. An empty reply right after tool results is asked once more, in words that
-# stay; any other is no answer (""). At the limit a line says so, and is the turn's result (a child
-# that stopped says why). Without an answer the conversation ends in a tool's result or a prompt.
+# stay; any other is no answer (""). A model that repeats a round of calls is told (run_tool). At
+# the limit a line says so, and is the turn's result (a child that stopped says why). Without an
+# answer the conversation ends in a tool's result or a prompt.
 def agent_loop(cfg, messages, prompt, tools):
     messages[:] = with_prompt(messages, prompt)
+    made, why = [], 'stopped after max_al_iterations=%d requests' % cfg['max_al_iterations']
     for _ in range(cfg['max_al_iterations']):
         say(cfg, '...requesting...', 'status')
         reply = chat(cfg, messages, tools)
@@ -357,8 +363,7 @@ def agent_loop(cfg, messages, prompt, tools):
         # Answered in advance: an interruption leaves a valid conversation.
         messages += [dict(role='tool', tool_call_id=c['id'], content=PENDING) for c in calls]
         for call, m in zip(calls, messages[-len(calls):]):
-            m['content'] = run_tool(cfg, call, tools)
-    why = 'stopped after max_al_iterations=%d requests' % cfg['max_al_iterations']
+            m['content'] = run_tool(cfg, call, tools, made)
     say(cfg, why, 'error')  # stopped before an answer: why is the turn's result
     return why
 
@@ -395,7 +400,6 @@ def sessions():  # {id: its saved data}, newest first
 
 
 # ---------------------------------------------------------------- REPL
-HELP = '/save /list /load <id or prefix> /compact /clear /help /quit; Ctrl+J adds a line'
 
 
 def run_line(cfg, messages, line):  # a REPL command when its first word is one; else a prompt
@@ -418,7 +422,7 @@ def run_line(cfg, messages, line):  # a REPL command when its first word is one;
     elif word == '/clear':
         messages[:] = [{'role': 'system', 'content': cfg['system']}]
     elif word == '/help':
-        say(cfg, HELP, out=sys.stdout)
+        say(cfg, '/save /list /load <id|prefix> /compact /clear /help /quit', out=sys.stdout)
     elif line:
         agent_loop(cfg, messages, line, list(TOOLS))
 

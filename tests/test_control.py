@@ -167,7 +167,7 @@ class Repeats(BantamCase):
         with open(path) as f:
             return len(f.read().split())
 
-    @waiting  # no repeat rule (README "Known limits")
+    @waiting  # a repeat is told, never stopped (README "Known limits")
     def test_a_server_that_answers_the_same_call_forever_is_stopped(self):
         self.server.default = {'calls': [('shell_exec', {'command': 'echo x >> ran.txt'})]}
         proc = self.run_bantam()
@@ -181,7 +181,6 @@ class Repeats(BantamCase):
         self.assertEqual(told, 'error: the same call as your last one, not run again: answer '
                                'from its result, or change it')
 
-    @waiting  # no repeat rule (README "Known limits")
     def test_a_model_told_once_then_answers(self):
         call = {'calls': [('shell_exec', {'command': 'echo x >> ran.txt'})]}
         self.script(call, call, {'text': 'the answer'})
@@ -209,7 +208,7 @@ class Repeats(BantamCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(self.count(), 3)
 
-    @waiting  # no repeat rule (README "Known limits")
+    @waiting  # a repeat is told, never stopped (README "Known limits")
     def test_a_looping_child_costs_its_parent_little(self):
         # Issue 55 row 2: a parent that always asks for a child, whose child always repeats.
         def server(body):
@@ -265,7 +264,7 @@ class Rounds(BantamCase):
     """Issue 59 row 2: a round of up to three calls made again and again is told, then stopped,
     like one call; a call made again after other work is never told or stopped."""
 
-    @waiting  # no repeat rule (README "Known limits")
+    @waiting  # a repeat is told, never stopped (README "Known limits")
     def test_two_calls_in_turn_are_stopped(self):
         self.config(stream='true', color='never', timeout=10, max_al_iterations=30)
         for i in range(60):

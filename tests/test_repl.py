@@ -169,7 +169,7 @@ class Repl(BantamCase):
     def test_help_lists_the_commands(self):
         s = self.start_repl()
         self.ask(s, '/help', '/compact')
-        for name in ('/save', '/list', '/load', '/clear', '/quit', 'Ctrl+J'):
+        for name in ('/save', '/list', '/load', '/compact', '/clear', '/help', '/quit'):
             self.assertIn(name, s.text)
         self.assertEqual(self.server.requests, [])
 

@@ -252,6 +252,14 @@ class LeftOut(BantamCase):
         self.assertIn('AGENTS.md is left out: it is a link', proc.stderr)
 
 
+class HelpSaysTheKeys(BantamCase):
+    @waiting  # /help names the commands only
+    def test_help_says_ctrl_j_adds_a_line(self):
+        s = self.start_repl()
+        self.ask(s, '/help', '/compact')
+        self.assertIn('Ctrl+J', s.text)
+
+
 class NothingLost(BantamCase):
     """Nothing lost, and the terminal: rows that wait."""
 
