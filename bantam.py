@@ -214,7 +214,7 @@ def keep(into, part, own=()):
     # the last one or added. Null adds nothing, nor does an empty value where one is kept (an
     # empty id never replaces Bantam's own); any other empty value is kept (DeepSeek wants its
     # "" reasoning back). The fields in own are left alone: a reply's role (always assistant,
-    # whatever a server writes), words and calls are Bantam's.
+    # whatever a server writes) and words are Bantam's.
     for key, value in part.items():
         if key in own or value in (None, [], {}) or (key in into and value == ''): continue
         if isinstance(value, dict): keep(into.setdefault(key, {}), value)
@@ -359,7 +359,7 @@ def agent_loop(cfg, messages, prompt, tools):
         elif messages[-1]['role'] == 'tool':
             messages[:] = with_prompt(messages, 'Empty reply: go on, or answer from results.')
             continue
-        if not calls: return reply['content']
+        if not calls: return reply['content'].strip()
         # Answered in advance: an interruption leaves a valid conversation.
         messages += [dict(role='tool', tool_call_id=c['id'], content=PENDING) for c in calls]
         for call, m in zip(calls, messages[-len(calls):]):

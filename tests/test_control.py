@@ -97,7 +97,7 @@ class Kept(BantamCase):
 
     def test_a_reply_that_echoes_the_key_saves_no_key(self):
         # (Not streamed: a streamed reply is cleaned piece by piece, and a key split across
-        # pieces is shown whole; README, 3.2.)
+        # pieces is shown whole; README, 1.7.)
         self.config(api_key=KEY, color='never', timeout=10, stream='false')
         self.script({'text': 'you sent Authorization: Bearer %s, it seems' % KEY})
         proc = self.run_repl('what did I send?', '/save')

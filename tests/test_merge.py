@@ -1,9 +1,9 @@
-"""How a reply is put together (README 2.6, issue 37): what goes back is what the model wrote.
+"""How a reply is put together: what goes back is what the model wrote.
 
 A streamed list's entry continues the last one when it is the same block streamed on (same type
 and index, no other id, the last not yet signed), so OpenRouter's reasoning_details go back as
-the blocks the model wrote; the role, words and calls are Bantam's own; and a refusal leaves out
-a field of the messages only when it calls the field unwanted."""
+the blocks the model wrote; the role and words are Bantam's own. A refusal leaves out any field
+it names (a field it calls missing too: README "Known limits")."""
 import json
 import os
 
