@@ -1,5 +1,6 @@
 """About the Python bantam.py itself (skipped when BANTAM_CMD names another program): the line
-budget of the design card, and the README's table of observable strings."""
+budget of the design card, and the README's table of observable strings; and about the README:
+every cross-reference to a step of the algorithm names a step that exists."""
 import ast
 import io
 import os
@@ -42,3 +43,20 @@ class Porting(unittest.TestCase):
         self.assertGreater(len(strings), 40)
         for text in strings:
             self.assertTrue(any(text in constant for constant in constants), repr(text))
+
+
+class Readme(unittest.TestCase):
+    def test_every_cross_reference_names_a_step_that_exists(self):
+        # "(2.6)" or ", 2.6)" is section 2, step 6 of "The algorithm": a top-level numbered item.
+        with open(os.path.join(ROOT, 'README.md')) as f:
+            text = f.read()
+        algorithm = text.split('## The algorithm')[1].split('\n## ')[0]
+        steps = {}
+        for section in re.split(r'\n### ', algorithm)[1:]:
+            number = int(section.split('.')[0])
+            steps[number] = len(re.findall(r'(?m)^\d+\. ', section))
+        references = re.findall(r'[(,] ?([1-7])\.(\d+)\)', text)
+        self.assertGreater(len(references), 30)
+        for section, step in references:
+            self.assertIn(int(section), steps, '%s.%s' % (section, step))
+            self.assertLessEqual(int(step), steps[int(section)], '%s.%s' % (section, step))
