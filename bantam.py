@@ -267,16 +267,17 @@ def call_in_text(reply, tools):
 # ---------------------------------------------------------------- tools
 def shell_exec(cfg, command):
     # Output goes to a file, not a pipe, so a background child cannot hold the call open. The
-    # command is watched every 20 ms until it ends, its time is up or its output floods; its
+    # command is watched until it ends, its time is up or its output floods (256 MB); its
     # head and its tail are read back (errors sit at the end), half of max_tool_res each, less
     # 200 bytes for the exit line. Models write bash (sh where there is none).
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(command, shell=True, stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=out, executable=shutil.which('bash'), start_new_session=True)
         end = time.monotonic() + cfg['shell_timeout']
-        try:  # every 20 ms: is it done, is its time up, or its output over 256 MB (a flood)?
-            while proc.poll() is None and time.monotonic() < end and out.seek(0, 2) < 2 ** 28:
-                time.sleep(0.02)
+        try:  # waited on 50 ms at a time (a short command at once): its time up, or a flood?
+            while proc.returncode is None and time.monotonic() < end and out.seek(0, 2) < 2 ** 28:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(0.05)
         finally:  # on a timeout, a flood, Ctrl+C or a signal, the whole group is killed
             code = proc.poll()
             if code is None: os.killpg(proc.pid, signal.SIGKILL)
@@ -290,8 +291,7 @@ def shell_exec(cfg, command):
 def run_subagent(cfg, prompt):  # a fresh child conversation through the same loop
     child = [{'role': 'system', 'content': cfg['system'] + '\n\nImportant: this is a child agent'}]
     # No run_subagent: a child cannot fork forever. A child that stopped says why.
-    answer = agent_loop(cfg, child, prompt, ['shell_exec'])
-    return clean(cfg, answer[:cfg['max_tool_res']]) or '(no answer)'
+    return clean(cfg, agent_loop(cfg, child, prompt, ['shell_exec'])) or '(no answer)'
 
 
 # Small models heed a tool's description more than the system prompt: it carries the key habit.
@@ -417,8 +417,8 @@ def run_line(cfg, messages, line):  # a REPL command when its first word is one;
         messages[1:] = ids[hits[0]].get('messages')[1:]
     elif word == '/compact':
         ask = 'Summarize our work so far for yourself: the task, what was done, what remains.'
-        summary = chat(cfg, with_prompt(copy.deepcopy(messages), ask), [])['content'].strip()
-        messages[1:] = [{'role': 'user', 'content': 'Summary of our work so far:\n' + summary}]
+        text = chat(cfg, with_prompt(copy.deepcopy(messages), ask), [])['content'].strip()
+        messages[1:] = [{'role': 'user', 'content': 'Summary of our work so far:\n' + text}]
     elif word == '/clear':
         messages[:] = [{'role': 'system', 'content': cfg['system']}]
     elif word == '/help':

@@ -54,7 +54,7 @@ class ClonedFolder(BantamCase):
     def test_the_users_own_file_endpoint_is_one_line_and_runs_nothing(self):
         self.write('chat/completions', call_stream(), 'wb')
         self.append_config('endpoint=file:.')
-        proc = self.run_bantam(timeout=5)  # (with no check: retried for 12 s, so a failure)
+        proc = self.run_bantam(timeout=2)  # (with no check: retried for 12 s, so a failure)
         self.assertEqual((proc.returncode, proc.stdout), (1, ''))
         self.assertEqual(proc.stderr,
                          'bantam: bad setting: endpoint is not an http:// or https:// URL\n')

@@ -257,13 +257,6 @@ class CameIn(BantamCase):
         self.assertIn('3600', proc.stderr.splitlines()[-1])
         self.assertEqual(len(self.server.requests), 1)
 
-    def test_a_retry_after_of_two_seconds_is_waited(self):
-        self.script({'status': 429, 'json': {'error': {'message': 'slow down'}},
-                     'headers': {'Retry-After': '2'}}, {'text': 'later'})
-        proc = self.run_bantam()
-        self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertIn('slow down; retrying in 2 s', proc.stderr)
-
     def test_an_error_shows_its_words_whatever_the_envelope(self):
         self.script(served('mistral-400-user-after-tool.json', 400))
         proc = self.run_bantam()

@@ -31,6 +31,7 @@ class Repl(BantamCase):
         self.script({'text': 'one'})
         s = self.start_repl()
         self.ask(s, 'remember me', 'one')
+        s.wait_for_prompt()  # (Ctrl+D typed during the turn's save is not an end of input)
         s.send('\x04')
         self.assertEqual(s.wait(), 0)
         saved = self.read_session('autosave')
@@ -43,6 +44,7 @@ class Repl(BantamCase):
         self.script({'text': 'one'})
         s = self.start_repl()
         self.ask(s, 'keep this', 'one')
+        s.wait_for_prompt()
         s.send('/quit\r')
         s.wait()
         s = self.start_repl()
@@ -245,6 +247,7 @@ class Repl(BantamCase):
         self.assertEqual([m['role'] for m in messages[2:]],
                          ['assistant', 'tool', 'tool', 'assistant', 'user'])
         self.assertTrue(all('interrupted' in m['content'] for m in messages[3:5]))
+        s.wait_for_prompt()
         s.send('\x04')
         s.wait()
         self.assert_valid_conversation(self.read_session('autosave')['messages'])

@@ -80,7 +80,7 @@ class TurnEnd(BantamCase):
         self.addCleanup(proc.communicate)  # (after the kill below: reaped, its pipes closed)
         self.addCleanup(proc.kill)
         try:
-            out, err = proc.communicate(timeout=5)  # (when built: 1 s, a retry, the answer)
+            out, err = proc.communicate(timeout=3)  # (when built: 1 s, a retry, the answer)
         except subprocess.TimeoutExpired:
             self.fail('a reply that never completes a line holds Bantam')
         self.assertIn('unstuck', out, err)
@@ -185,7 +185,7 @@ class Round10(BantamCase):
         hold.set()
         session.expect('the first answer')
         # Built, the typed line goes at once as the next prompt; today it waits at the prompt.
-        self.assertTrue(wait_until(lambda: len(self.server.requests) == 2, 3))
+        self.assertTrue(wait_until(lambda: len(self.server.requests) == 2, 2))
         self.assertEqual(self.sent(1)[-1], {'role': 'user', 'content': 'typed ahead'})
 
     @waiting
@@ -201,7 +201,7 @@ class Round10(BantamCase):
         self.addCleanup(proc.communicate)
         self.addCleanup(proc.kill)
         try:
-            out, err = proc.communicate(timeout=4)  # (when built: 1 s, a retry, the answer)
+            out, err = proc.communicate(timeout=3)  # (when built: 1 s, a retry, the answer)
         except subprocess.TimeoutExpired:
             self.fail('keep-alive comments hold the turn past timeout')
         self.assertIn('unstuck', out, err)
@@ -310,7 +310,7 @@ class NothingLost(BantamCase):
         self.addCleanup(repl.wait)
         self.addCleanup(repl.kill)
         try:
-            repl.communicate(b'hello\n', timeout=3)
+            repl.communicate(b'hello\n', timeout=2)
         except subprocess.TimeoutExpired:
             self.fail('the REPL goes on printing its error about the full stdout')
 
@@ -348,6 +348,7 @@ class NothingLost(BantamCase):
         self.ask(one, 'alpha line', 'first answer')
         self.ask(two, 'beta line', 'second answer')
         for session in (one, two):
+            session.wait_for_prompt()
             session.send('/quit\r')
             session.proc.wait(timeout=20)
         with open(os.path.join(self.home, '.bantam_history')) as f:
