@@ -271,9 +271,9 @@ def shell_exec(cfg, command):
     # head and its tail are read back (errors sit at the end), half of max_tool_res each, less
     # 200 bytes for the exit line. Models write bash (sh where there is none).
     with tempfile.TemporaryFile() as out:
+        end = time.monotonic() + cfg['shell_timeout']
         proc = subprocess.Popen(command, shell=True, stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=out, executable=shutil.which('bash'), start_new_session=True)
-        end = time.monotonic() + cfg['shell_timeout']
         try:  # waited on 50 ms at a time (a short command at once): its time up, or a flood?
             while proc.returncode is None and time.monotonic() < end and out.seek(0, 2) < 2 ** 28:
                 with contextlib.suppress(subprocess.TimeoutExpired):
